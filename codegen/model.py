@@ -1,0 +1,437 @@
+"""The normalizing pre-pass: one schema.json in, a small model of Python declarations out.
+
+Policies (each one a decision about the wire, documented where it is made):
+
+* Every object definition becomes a ``Struct`` named exactly as the definition; an object
+  nested inline (``CallToolRequest.params``) is hoisted to a struct named after where it sits
+  (``CallToolRequestParams``).
+* Open objects keep every key: an object with no ``properties``, one that states
+  ``additionalProperties``, and the members named ``_meta``, ``inputSchema`` and
+  ``outputSchema`` are ``dict[str, Any]`` where they are used.
+* A required constant ``method`` (else ``type``) becomes the struct's msgspec tag; any other
+  constant becomes a ``Literal`` field that defaults to its value.
+* Unions: members that are all structs tagged on one field with distinct values decode natively.
+  Such a union with a ``text`` member is a content-block union: for the type checker it also
+  admits ``UnknownContent``. Any other union of structs is a *resolved* union (see
+  ``mcpbind.unions``). Unions of scalars and arrays decode natively.
+* ``allOf`` is merged into one object; ``JSONValue`` (recursive) is ``Any``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+OPEN_MEMBER_NAMES = frozenset({"_meta", "inputSchema", "outputSchema"})
+TAG_FIELDS = ("method", "type")
+ANY_JSON_DEFS = frozenset({"JSONValue"})
+RESERVED_ATTRS = frozenset(
+    {"int", "float", "str", "bool", "list", "dict", "Any", "Literal", "UnsetType", "UNSET", "field"}
+)
+
+
+class ModelError(Exception):
+    """The schema holds a shape this generator has no policy for."""
+
+
+@dataclass
+class FieldDef:
+    wire: str
+    attr: str
+    annotation: str
+    required: bool
+    default: str | None
+    doc: str | None
+
+
+@dataclass
+class StructDef:
+    name: str
+    doc: str | None
+    fields: list[FieldDef]
+    tag_field: str | None = None
+    tag: str | None = None
+    origin: str = ""  # "definition" or the site an inline object was hoisted from
+
+
+@dataclass
+class AliasDef:
+    """``name = expr``; ``static`` differs from ``expr`` only for content and resolved unions."""
+
+    name: str
+    doc: str | None
+    expr: str
+    kind: str  # "plain", "content", "resolved"
+    members: list[str] = field(default_factory=list)
+    deps: set[str] = field(default_factory=set)
+
+
+@dataclass
+class MethodDef:
+    method: str
+    kind: str  # "request" or "notification"
+    definition: str
+    direction: str  # "CLIENT_TO_SERVER", "SERVER_TO_CLIENT", "BOTH"
+    params: str
+    params_optional: bool
+    result: str | None = None
+    embedded: bool = False
+
+
+@dataclass
+class SchemaModel:
+    version: str
+    structs: dict[str, StructDef]
+    aliases: dict[str, AliasDef]
+    methods: list[MethodDef]
+    batching: bool
+    definitions: list[str]
+
+
+def pascal(text: str) -> str:
+    parts = re.split(r"[^0-9A-Za-z]+", text)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p)
+
+
+def snake(wire: str) -> str:
+    name = wire.rsplit("/", 1)[-1].lstrip("$_")
+    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    name = re.sub(r"[^0-9A-Za-z_]+", "_", name).strip("_").lower()
+    if not name or name[0].isdigit():
+        name = "f_" + name
+    if keyword.iskeyword(name) or name in RESERVED_ATTRS:
+        name += "_"
+    return name
+
+
+def _py_literal(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    raise ModelError(f"unsupported constant {value!r}")
+
+
+class Builder:
+    def __init__(self, version: str, schema: dict[str, Any]) -> None:
+        self.version = version
+        key = "$defs" if "$defs" in schema else "definitions"
+        self.ref_prefix = f"#/{key}/"
+        self._raw: dict[str, Any] = schema[key]
+        self.defs: dict[str, Any] = {name: self._merge_all_of(d) for name, d in self._raw.items()}
+        self.structs: dict[str, StructDef] = {}
+        self.aliases: dict[str, AliasDef] = {}
+
+    # -- pre-pass -------------------------------------------------------------------------
+
+    def ref_name(self, ref: str) -> str:
+        if not ref.startswith(self.ref_prefix):
+            raise ModelError(f"unsupported $ref {ref}")
+        return ref[len(self.ref_prefix) :]
+
+    def _merge_all_of(self, schema: Any) -> Any:
+        if not isinstance(schema, dict):
+            return schema
+        out = {k: self._merge_all_of(v) if isinstance(v, dict) else v for k, v in schema.items()}
+        for key in ("properties",):
+            if key in out:
+                out[key] = {p: self._merge_all_of(s) for p, s in out[key].items()}
+        if "allOf" not in out:
+            return out
+        parts = out.pop("allOf")
+        merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+        for part in parts:
+            part = self._merge_all_of(part)
+            while "$ref" in part:
+                part = self._merge_all_of(self._raw_lookup(part["$ref"]))
+            for prop, sub in part.get("properties", {}).items():
+                previous = merged["properties"].get(prop)
+                merged["properties"][prop] = {**previous, **sub} if previous and "$ref" not in sub else sub
+            merged["required"] += [r for r in part.get("required", []) if r not in merged["required"]]
+            if "additionalProperties" in part:
+                merged["additionalProperties"] = part["additionalProperties"]
+        merged.update({k: v for k, v in out.items() if k not in ("type",)})
+        return merged
+
+    def _raw_lookup(self, ref: str) -> Any:
+        return self._raw[self.ref_name(ref)]
+
+    # -- classification -------------------------------------------------------------------
+
+    def is_open_object(self, schema: dict[str, Any]) -> bool:
+        if schema.get("type") != "object" and "properties" not in schema:
+            return False
+        if not schema.get("properties"):
+            return True
+        addl = schema.get("additionalProperties")
+        return addl is True or (isinstance(addl, dict))
+
+    def struct_tag(self, schema: dict[str, Any]) -> tuple[str, Any] | None:
+        required = set(schema.get("required", []))
+        for name in TAG_FIELDS:
+            prop = schema.get("properties", {}).get(name)
+            if prop is not None and name in required and "const" in prop and isinstance(prop["const"], str):
+                return name, prop["const"]
+        return None
+
+    # -- type expressions -----------------------------------------------------------------
+
+    def texpr(self, schema: Any, site: str, member: str | None = None, origin: str | None = None) -> str:
+        """The annotation for ``schema``; an inline object is hoisted to a struct named ``site``."""
+        origin = origin or site
+        if schema is True or schema == {}:
+            return "Any"
+        if not isinstance(schema, dict):
+            raise ModelError(f"{site}: unsupported schema {schema!r}")
+        if member in OPEN_MEMBER_NAMES:
+            return "dict[str, Any]"
+        if "$ref" in schema:
+            name = self.ref_name(schema["$ref"])
+            target = self.defs[name]
+            if name in ANY_JSON_DEFS:
+                return "Any"
+            if self.is_open_object(target) and target.get("properties"):
+                return "dict[str, Any]"
+            return name
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                return self.union_expr(schema[key], site)
+        if "const" in schema:
+            return f"Literal[{_py_literal(schema['const'])}]"
+        if "enum" in schema:
+            return "Literal[" + ", ".join(_py_literal(v) for v in schema["enum"]) + "]"
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return " | ".join(self.texpr({**schema, "type": k}, site) for k in kind)
+        if kind == "string":
+            return "str"
+        if kind == "integer":
+            return "int"
+        if kind == "number":
+            return "float"
+        if kind == "boolean":
+            return "bool"
+        if kind == "null":
+            return "None"
+        if kind == "array":
+            return f"list[{self.texpr(schema.get('items', {}), site + 'Item', origin=origin + '[]')}]"
+        if kind == "object" or "properties" in schema:
+            if self.is_open_object(schema):
+                addl = schema.get("additionalProperties")
+                if schema.get("properties") or not isinstance(addl, dict) or addl == {}:
+                    return "dict[str, Any]"
+                return f"dict[str, {self.texpr(addl, site + 'Value', origin=origin + '{}')}]"
+            return self.hoist(site, schema, origin)
+        if not kind:
+            return "Any"
+        raise ModelError(f"{site}: unsupported schema {schema!r}")
+
+    def hoist(self, site: str, schema: dict[str, Any], origin: str) -> str:
+        name = site
+        if name in self.defs and self.defs[name] is not schema:
+            name = site + "Object"
+        if name in self.defs and self.defs[name] is not schema:
+            raise ModelError(f"cannot name the inline object at {site}")
+        existing = self.structs.get(name)
+        if existing is None:
+            self.define_struct(name, schema, origin=origin)
+        return name
+
+    def flatten(self, members: list[Any]) -> list[Any]:
+        """Expand members that refer to other union definitions, keeping first occurrences."""
+        out: list[Any] = []
+        for member in members:
+            if isinstance(member, dict) and "$ref" in member:
+                target = self.defs[self.ref_name(member["$ref"])]
+                inner = target.get("anyOf") or target.get("oneOf")
+                if inner is not None and self.ref_name(member["$ref"]) not in ANY_JSON_DEFS:
+                    out += [m for m in self.flatten(inner) if m not in out]
+                    continue
+            if member not in out:
+                out.append(member)
+        return out
+
+    def member_expr(self, member: Any, site: str) -> str:
+        if isinstance(member, dict) and "$ref" in member and self._is_struct_ref(member):
+            return self.ref_name(member["$ref"])
+        return self.texpr(member, site)
+
+    def union_expr(self, members: list[Any], site: str, alias_name: str | None = None) -> str:
+        members = self.flatten(members)
+        nullable = any(isinstance(m, dict) and m.get("type") == "null" for m in members)
+        members = [m for m in members if not (isinstance(m, dict) and m.get("type") == "null")]
+        suffix = " | None" if nullable else ""
+        structs = [m for m in members if isinstance(m, dict) and "$ref" in m and self._is_struct_ref(m)]
+        others = [m for m in members if m not in structs]
+        if len(structs) <= 1:
+            return " | ".join(self.member_expr(m, site) for m in members) + suffix
+        tags = [self.struct_tag(self.defs[self.ref_name(m["$ref"])]) for m in structs]
+        tagged = (
+            all(t is not None for t in tags)
+            and len({t[0] for t in tags if t is not None}) == 1
+            and len({t[1] for t in tags if t is not None}) == len(tags)
+        )
+        exprs = [self.member_expr(m, site) for m in members]
+        if tagged and any(t is not None and t == ("type", "text") for t in tags):
+            name = alias_name or (site if others else "Or".join(self.ref_name(m["$ref"]) for m in structs))
+            self._alias(name, None, " | ".join(exprs), "content", exprs)
+            return name + suffix
+        if tagged:
+            return " | ".join(exprs) + suffix
+        name = alias_name or (site if others else "Or".join(self.ref_name(m["$ref"]) for m in structs))
+        self._alias(name, None, " | ".join(exprs), "resolved", exprs)
+        return name + suffix
+
+    def _is_struct_ref(self, schema: dict[str, Any]) -> bool:
+        name = self.ref_name(schema["$ref"])
+        target = self.defs[name]
+        return (target.get("type") == "object" or "properties" in target) and bool(target.get("properties"))
+
+    def _alias(self, name: str, doc: str | None, expr: str, kind: str, members: list[str] | None = None) -> None:
+        existing = self.aliases.get(name)
+        if existing is not None:
+            if existing.expr != expr:
+                raise ModelError(f"alias {name} defined twice differently")
+            if doc and not existing.doc:
+                existing.doc = doc
+            return
+        if name in self.structs:
+            raise ModelError(f"alias {name} collides with a struct")
+        deps = set(re.findall(r"\b[A-Z][A-Za-z0-9]*\b", expr)) - {"Any", "Literal", "None"}
+        self.aliases[name] = AliasDef(name, doc, expr, kind, members or [], deps)
+
+    # -- definitions ----------------------------------------------------------------------
+
+    def define_struct(self, name: str, schema: dict[str, Any], origin: str = "definition") -> None:
+        struct = StructDef(name=name, doc=schema.get("description"), fields=[], origin=origin)
+        self.structs[name] = struct
+        tag = self.struct_tag(schema)
+        if tag is not None:
+            struct.tag_field, struct.tag = tag
+        required = set(schema.get("required", []))
+        seen: dict[str, str] = {}
+        for wire, prop in schema.get("properties", {}).items():
+            if tag is not None and wire == tag[0]:
+                continue
+            attr = snake(wire)
+            if attr in seen:
+                raise ModelError(f"{name}: members {seen[attr]!r} and {wire!r} map to one attribute {attr!r}")
+            seen[attr] = wire
+            is_required = wire in required
+            doc = prop.get("description") if isinstance(prop, dict) else None
+            default: str | None
+            if isinstance(prop, dict) and "const" in prop:
+                annotation = f"Literal[{_py_literal(prop['const'])}]"
+                default = _py_literal(prop["const"]) if is_required else "UNSET"
+            else:
+                annotation = self.texpr(prop, name + pascal(wire), member=wire, origin=f"{name}.{wire}")
+                default = None if is_required else "UNSET"
+            if not is_required:
+                annotation += " | UnsetType"
+            struct.fields.append(FieldDef(wire, attr, annotation, is_required, default, doc))
+
+    def define(self, name: str, schema: dict[str, Any]) -> None:
+        doc = schema.get("description")
+        if name in ANY_JSON_DEFS:
+            self._alias(name, doc, "Any", "plain")
+            return
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                expr = self.union_expr(schema[key], name, alias_name=name)
+                if expr != name:
+                    self._alias(name, doc, expr, "plain")
+                elif doc:
+                    self.aliases[name].doc = doc
+                return
+        if "$ref" in schema:
+            self._alias(name, doc, self.ref_name(schema["$ref"]), "plain")
+            return
+        if (schema.get("type") == "object" or "properties" in schema) and schema.get("properties"):
+            if name not in self.structs:
+                self.define_struct(name, schema)
+            return
+        self._alias(name, doc, self.texpr(schema, name), "plain")
+
+    def build(self) -> None:
+        for name in sorted(self.defs):
+            self.define(name, self.defs[name])
+
+    # -- method table ---------------------------------------------------------------------
+
+    def _union_refs(self, name: str) -> list[str]:
+        schema = self.defs.get(name)
+        if schema is None:
+            return []
+        if "anyOf" in schema:
+            return [self.ref_name(m["$ref"]) for m in schema["anyOf"]]
+        method = schema.get("properties", {}).get("method", {}).get("const")
+        if method is None:
+            raise ModelError(f"{name} is neither a union nor a single message")
+        matches = [
+            n
+            for n, d in self.defs.items()
+            if n != name and d.get("properties", {}).get("method", {}).get("const") == method
+        ]
+        if len(matches) != 1:
+            raise ModelError(f"{name}: cannot find the definition of {method}")
+        return matches
+
+    def methods(self) -> list[MethodDef]:
+        client_requests = self._union_refs("ClientRequest")
+        server_requests = self._union_refs("ServerRequest")
+        embedded = set()
+        if not server_requests:
+            server_requests = self._union_refs("InputRequest")
+            embedded = set(server_requests)
+        client_notes = self._union_refs("ClientNotification")
+        server_notes = self._union_refs("ServerNotification")
+        out: list[MethodDef] = []
+        for kind, client_side, server_side in (
+            ("request", client_requests, server_requests),
+            ("notification", client_notes, server_notes),
+        ):
+            for definition in sorted(set(client_side) | set(server_side)):
+                both = definition in client_side and definition in server_side
+                direction = "BOTH" if both else ("CLIENT_TO_SERVER" if definition in client_side else "SERVER_TO_CLIENT")
+                schema = self.defs[definition]
+                method = schema["properties"]["method"]["const"]
+                params_schema = schema["properties"].get("params", {"type": "object"})
+                params = self.texpr(params_schema, definition + "Params", member="params", origin=f"{definition}.params")
+                optional = "params" not in schema.get("required", [])
+                if optional and params in self.structs and any(f.required for f in self.structs[params].fields):
+                    raise ModelError(f"{definition}: optional params with required members")
+                entry = MethodDef(method, kind, definition, direction, params, optional, embedded=definition in embedded)
+                if kind == "request":
+                    entry.result = self._result_for(definition)
+                out.append(entry)
+        return out
+
+    def _result_for(self, request_def: str) -> str:
+        base = request_def.removesuffix("Request")
+        response = self.defs.get(base + "ResultResponse")
+        if response is not None:
+            return self.texpr(response["properties"]["result"], base + "ResultResponseResult")
+        if base + "Result" in self.defs:
+            return self.texpr({"$ref": self.ref_prefix + base + "Result"}, base + "Result")
+        if "EmptyResult" in self.defs:
+            return "EmptyResult"
+        raise ModelError(f"{request_def}: no result type")
+
+
+def build_model(version: str, schema: dict[str, Any]) -> SchemaModel:
+    builder = Builder(version, schema)
+    builder.build()
+    methods = builder.methods()
+    return SchemaModel(
+        version=version,
+        structs=builder.structs,
+        aliases=builder.aliases,
+        methods=methods,
+        batching="JSONRPCBatchRequest" in builder.defs,
+        definitions=sorted(builder.defs),
+    )

@@ -1,0 +1,268 @@
+"""Decoding policy for the parts of the MCP schemas that msgspec cannot decode on its own.
+
+The generated bindings lean on three things defined here:
+
+* :class:`UnknownContent`: a content block whose ``type`` the negotiated schema does not know
+  (a newer peer's block kind). It is kept whole, as the mapping that was received, and encodes
+  back to exactly that mapping. A message that carries one still decodes.
+* :func:`resolved_union`: unions whose members carry no shared constant discriminator (for
+  example ``TextResourceContents | BlobResourceContents``) are decoded by a deliberate
+  policy: every member that validates is a candidate, and the one whose fields cover the most
+  keys of the received object wins; ties go to the member listed first in the schema.
+* :func:`decode` / :func:`convert`: typed decoding with both of the above. The fast path is a
+  single msgspec decode; only a message that holds an unknown content type takes the slow path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, ClassVar, Literal, TypeVar, cast, get_args, get_origin
+
+import msgspec
+
+__all__ = [
+    "ResolvedUnion",
+    "UnknownContent",
+    "convert",
+    "dec_hook",
+    "decode",
+    "decoder_for",
+    "resolved_union",
+]
+
+T = TypeVar("T")
+
+
+class UnknownContent(dict[str, Any]):
+    """A content block of a ``type`` this schema version does not define.
+
+    It holds every key that was received and encodes back to the same object, so a proxy or a
+    client that only displays known blocks loses nothing.
+    """
+
+    __slots__ = ()
+
+    @property
+    def type(self) -> str:
+        value = self.get("type")
+        return value if isinstance(value, str) else ""
+
+    def __repr__(self) -> str:
+        return f"UnknownContent({dict.__repr__(self)})"
+
+
+class _ResolvedUnionMeta(type):
+    # msgspec checks that a dec_hook returned an instance of the declared type; a value of
+    # any member counts as an instance of the union.
+    def __instancecheck__(cls, obj: object) -> bool:
+        members = cls.members()  # type: ignore[attr-defined]
+        return any(_is_member(obj, member) for member in members)
+
+
+def _is_member(obj: object, member: Any) -> bool:
+    if member is None:
+        return obj is None
+    origin = get_origin(member) or member
+    if isinstance(origin, type):
+        return isinstance(obj, origin)
+    if origin is Literal:
+        return obj in get_args(member)
+    return any(_is_member(obj, arg) for arg in get_args(member))
+
+
+class ResolvedUnion(metaclass=_ResolvedUnionMeta):
+    """Runtime stand-in for an untagged union; never instantiated.
+
+    Generated modules declare such a union as a plain ``A | B`` for type checkers and as a
+    subclass of this class for msgspec, which hands the decoded JSON value to :func:`dec_hook`.
+    """
+
+    union_name: ClassVar[str]
+    _members_thunk: ClassVar[Callable[[], tuple[Any, ...]]]
+    _members: ClassVar[tuple[Any, ...] | None] = None
+
+    def __init__(self) -> None:  # pragma: no cover - guard only
+        raise TypeError(f"{type(self).__name__} is a union marker, not a value type")
+
+    @classmethod
+    def members(cls) -> tuple[Any, ...]:
+        if cls._members is None:
+            cls._members = cls._members_thunk()
+        return cls._members
+
+    @classmethod
+    def resolve(cls, obj: Any) -> Any:
+        best: Any = None
+        best_score = -1
+        failures: list[str] = []
+        for member in cls.members():
+            try:
+                value = convert(obj, member)
+            except msgspec.ValidationError as exc:
+                failures.append(f"{_type_name(member)}: {exc}")
+                continue
+            score = _coverage(obj, member)
+            if score > best_score:
+                best, best_score = value, score
+        if best_score < 0:
+            raise ValueError(
+                f"Object matches no member of {cls.union_name} ({'; '.join(failures)})"
+            )
+        return best
+
+
+def resolved_union(name: str, members: Callable[[], tuple[Any, ...]]) -> type[ResolvedUnion]:
+    """Create the runtime marker of an untagged union; ``members`` is called on first use."""
+    return type(name, (ResolvedUnion,), {"union_name": name, "_members_thunk": staticmethod(members)})
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or repr(tp)
+
+
+@lru_cache(maxsize=None)
+def _field_names(tp: Any) -> frozenset[str]:
+    names: set[str] = set(getattr(tp, "__struct_encode_fields__", ()))
+    config = getattr(tp, "__struct_config__", None)
+    if config is not None and config.tag_field is not None:
+        names.add(config.tag_field)
+    return frozenset(names)
+
+
+def _coverage(obj: Any, tp: Any) -> int:
+    if not isinstance(obj, dict):
+        return 0
+    try:
+        names = _field_names(tp)
+    except TypeError:  # unhashable typing construct
+        return 0
+    return sum(1 for key in obj if key in names)
+
+
+def dec_hook(tp: Any, obj: Any) -> Any:
+    """msgspec ``dec_hook`` for generated types: resolves the untagged unions."""
+    if isinstance(tp, type) and issubclass(tp, ResolvedUnion):
+        return tp.resolve(obj)
+    raise NotImplementedError(f"mcpbind cannot decode values of type {tp!r}")
+
+
+@lru_cache(maxsize=1024)
+def decoder_for(tp: Any) -> msgspec.json.Decoder[Any]:
+    """A cached JSON decoder for ``tp`` with the generated types' hook installed."""
+    return msgspec.json.Decoder(tp, dec_hook=dec_hook)
+
+
+def decode(data: bytes | bytearray | memoryview | str, tp: type[T] | Any) -> T:
+    """Decode JSON ``data`` into ``tp``; unknown content types become :class:`UnknownContent`."""
+    try:
+        return cast(T, decoder_for(cast(Any, tp)).decode(data))
+    except msgspec.ValidationError as exc:
+        if _unknown_tag_path(exc) is None:
+            raise
+        return cast(T, _convert_patched(msgspec.json.decode(data), tp, exc))
+
+
+def convert(obj: Any, tp: type[T] | Any) -> T:
+    """Like :func:`msgspec.convert` from decoded JSON builtins, with the same policy as :func:`decode`."""
+    try:
+        return cast(T, msgspec.convert(obj, tp, dec_hook=dec_hook))
+    except msgspec.ValidationError as exc:
+        if _unknown_tag_path(exc) is None:
+            raise
+        return cast(T, _convert_patched(_copy_json(obj), tp, exc))
+
+
+# Unknown content types -------------------------------------------------------------------
+
+# Every content-block union of every MCP version has a "text" member, so an unknown block is
+# swapped for this stand-in while the rest of the message is validated, then put back as an
+# UnknownContent. A union without a "text" member (a reference, a schema kind) rejects the
+# stand-in at the same place and the original error stands.
+_STAND_IN: dict[str, Any] = {"type": "text", "text": ""}
+_MAX_UNKNOWN_BLOCKS = 10_000
+
+_TAG_ERROR = re.compile(r"^Invalid value '.*' - at `\$(?P<path>.*)\.type`$", re.DOTALL)
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|(\[\.\.\.\])")
+
+
+def _unknown_tag_path(exc: msgspec.ValidationError) -> list[str | int] | None:
+    match = _TAG_ERROR.match(str(exc))
+    if match is None:
+        return None
+    raw = match.group("path")
+    segments: list[str | int] = []
+    pos = 0
+    while pos < len(raw):
+        seg = _SEGMENT.match(raw, pos)
+        if seg is None or seg.group(3) is not None:
+            return None  # a dict key: msgspec does not say which, so it cannot be patched
+        segments.append(seg.group(1) if seg.group(1) is not None else int(seg.group(2)))
+        pos = seg.end()
+    if not segments:
+        return None  # the top-level object itself has the wrong tag: a real error
+    return segments
+
+
+def _copy_json(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _copy_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_copy_json(v) for v in obj]
+    return obj
+
+
+def _convert_patched(obj: Any, tp: Any, first: msgspec.ValidationError) -> Any:
+    patched: list[tuple[list[str | int], dict[str, Any]]] = []
+    exc = first
+    for _ in range(_MAX_UNKNOWN_BLOCKS):
+        path = _unknown_tag_path(exc)
+        if path is None or (patched and patched[-1][0] == path):
+            raise first
+        parent = obj
+        for seg in path[:-1]:
+            parent = parent[seg]
+        original = parent[path[-1]]
+        if not isinstance(original, dict):
+            raise first
+        parent[path[-1]] = dict(_STAND_IN)
+        patched.append((path, original))
+        try:
+            result = msgspec.convert(obj, tp, dec_hook=dec_hook)
+        except msgspec.ValidationError as again:
+            exc = again
+            continue
+        for block_path, block in patched:
+            _put_back(result, block_path, UnknownContent(block))
+        return result
+    raise first
+
+
+def _put_back(result: Any, path: list[str | int], value: UnknownContent) -> None:
+    target = result
+    for seg in path[:-1]:
+        target = _step(target, seg)
+    last = path[-1]
+    if isinstance(last, int):
+        target[last] = value
+    else:
+        setattr(target, _attr_name(cast(Any, type(target)), last), value)
+
+
+def _step(target: Any, seg: str | int) -> Any:
+    if isinstance(seg, int):
+        return target[seg]
+    if isinstance(target, dict):
+        return target[seg]
+    return getattr(target, _attr_name(cast(Any, type(target)), seg))
+
+
+@lru_cache(maxsize=None)
+def _attr_name(cls: Any, wire: str) -> str:
+    encode_fields: tuple[str, ...] = getattr(cls, "__struct_encode_fields__", ())
+    fields: tuple[str, ...] = getattr(cls, "__struct_fields__", ())
+    for enc, attr in zip(encode_fields, fields):
+        if enc == wire:
+            return attr
+    raise KeyError(wire)
