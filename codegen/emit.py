@@ -114,7 +114,8 @@ def _alias(alias: AliasDef) -> list[str]:
         out.append(f"    {alias.name} = {alias.expr}")
     else:
         members = ", ".join(alias.members)
-        out.append(f"    {alias.name} = resolved_union({alias.name!r}, lambda: ({members},))")
+        extra = f", discriminator={alias.discriminator!r}" if alias.discriminator else ""
+        out.append(f"    {alias.name} = resolved_union({alias.name!r}, lambda: ({members},){extra})")
     return out
 
 

@@ -27,6 +27,7 @@ from typing import Any
 OPEN_MEMBER_NAMES = frozenset({"_meta", "inputSchema", "outputSchema"})
 TAG_FIELDS = ("method", "type")
 ANY_JSON_DEFS = frozenset({"JSONValue"})
+INPUT_REQUIRED = "InputRequiredResult"
 RESERVED_ATTRS = frozenset(
     {"int", "float", "str", "bool", "list", "dict", "Any", "Literal", "UnsetType", "UNSET", "field"}
 )
@@ -66,6 +67,9 @@ class AliasDef:
     kind: str  # "plain", "content", "resolved"
     members: list[str] = field(default_factory=list)
     deps: set[str] = field(default_factory=set)
+    # For a resolved union: (member key, {value: member name}) checked before the structural
+    # match; a value outside the mapping rules those members out.
+    discriminator: tuple[str, dict[str, str]] | None = None
 
 
 @dataclass
@@ -285,6 +289,9 @@ class Builder:
             return " | ".join(exprs) + suffix
         name = alias_name or (site if others else "Or".join(self.ref_name(m["$ref"]) for m in structs))
         self._alias(name, None, " | ".join(exprs), "resolved", exprs)
+        if INPUT_REQUIRED in exprs:
+            # 2026-07-28: a result's resultType says whether it is final or asks for input.
+            self.aliases[name].discriminator = ("resultType", {"input_required": INPUT_REQUIRED})
         return name + suffix
 
     def _is_struct_ref(self, schema: dict[str, Any]) -> bool:
@@ -331,7 +338,9 @@ class Builder:
             else:
                 annotation = self.texpr(prop, name + pascal(wire), member=wire, origin=f"{name}.{wire}")
                 default = None if is_required else "UNSET"
-            if not is_required:
+                if not is_required and isinstance(prop, dict) and "default" in prop:
+                    default = _py_literal(prop["default"])  # absent on the wire means this value
+            if default == "UNSET":
                 annotation += " | UnsetType"
             struct.fields.append(FieldDef(wire, attr, annotation, is_required, default, doc))
 

@@ -80,6 +80,7 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
     """
 
     union_name: ClassVar[str]
+    discriminator: ClassVar[tuple[str, dict[str, str]] | None] = None
     _members_thunk: ClassVar[Callable[[], tuple[Any, ...]]]
     _members: ClassVar[tuple[Any, ...] | None] = None
 
@@ -97,7 +98,15 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
         best: Any = None
         best_score = -1
         failures: list[str] = []
-        for member in cls.members():
+        candidates = cls.members()
+        if cls.discriminator is not None and isinstance(obj, dict):
+            key, chosen = cls.discriminator
+            wanted = chosen.get(obj.get(key))  # type: ignore[arg-type]
+            named = set(chosen.values())
+            candidates = tuple(
+                m for m in candidates if (_type_name(m) == wanted if wanted else _type_name(m) not in named)
+            )
+        for member in candidates:
             try:
                 value = convert(obj, member)
             except msgspec.ValidationError as exc:
@@ -113,9 +122,18 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
         return best
 
 
-def resolved_union(name: str, members: Callable[[], tuple[Any, ...]]) -> type[ResolvedUnion]:
-    """Create the runtime marker of an untagged union; ``members`` is called on first use."""
-    return type(name, (ResolvedUnion,), {"union_name": name, "_members_thunk": staticmethod(members)})
+def resolved_union(
+    name: str,
+    members: Callable[[], tuple[Any, ...]],
+    discriminator: tuple[str, dict[str, str]] | None = None,
+) -> type[ResolvedUnion]:
+    """Create the runtime marker of an untagged union; ``members`` is called on first use.
+
+    ``discriminator`` is ``(key, {value: member name})``: an object whose ``key`` holds one of
+    the values is decoded as that member only; any other object as one of the other members.
+    """
+    namespace = {"union_name": name, "_members_thunk": staticmethod(members), "discriminator": discriminator}
+    return type(name, (ResolvedUnion,), namespace)
 
 
 def _type_name(tp: Any) -> str:

@@ -277,7 +277,7 @@ class CacheableResult(SchemaStruct, kw_only=True):
     """A result that supports a time-to-live (TTL) hint for client-side caching."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    cache_scope: Literal["private", "public"] = field(name="cacheScope")
+    cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -289,7 +289,7 @@ class CacheableResult(SchemaStruct, kw_only=True):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -298,7 +298,7 @@ class CacheableResult(SchemaStruct, kw_only=True):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: int = field(name="ttlMs")
+    ttl_ms: int | UnsetType = field(name="ttlMs", default=UNSET)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -350,7 +350,7 @@ class CallToolResult(SchemaStruct, kw_only=True):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -507,7 +507,7 @@ class CompleteResult(SchemaStruct, kw_only=True):
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     completion: CompleteResultCompletion
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -621,7 +621,7 @@ class DiscoverResult(SchemaStruct, kw_only=True):
     """The result returned by the server for a {@link DiscoverRequestserver/discover} request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    cache_scope: Literal["private", "public"] = field(name="cacheScope")
+    cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -643,7 +643,7 @@ class DiscoverResult(SchemaStruct, kw_only=True):
     focus on information that helps the model use the server effectively
     and should not duplicate information already in tool descriptions.
     """
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -656,7 +656,7 @@ class DiscoverResult(SchemaStruct, kw_only=True):
     """MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests.
     """
-    ttl_ms: int = field(name="ttlMs")
+    ttl_ms: int | UnsetType = field(name="ttlMs", default=UNSET)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -783,7 +783,7 @@ class GetPromptResult(SchemaStruct, kw_only=True):
     description: str | UnsetType = UNSET
     """An optional description for the prompt."""
     messages: list[PromptMessage]
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1052,7 +1052,7 @@ class ListPromptsResult(SchemaStruct, kw_only=True):
     """The result returned by the server for a {@link ListPromptsRequestprompts/list} request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    cache_scope: Literal["private", "public"] = field(name="cacheScope")
+    cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1069,7 +1069,7 @@ class ListPromptsResult(SchemaStruct, kw_only=True):
     If present, there may be more results available.
     """
     prompts: list[Prompt]
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1078,7 +1078,7 @@ class ListPromptsResult(SchemaStruct, kw_only=True):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: int = field(name="ttlMs")
+    ttl_ms: int | UnsetType = field(name="ttlMs", default=UNSET)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1112,7 +1112,7 @@ class ListResourceTemplatesResult(SchemaStruct, kw_only=True):
     """The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    cache_scope: Literal["private", "public"] = field(name="cacheScope")
+    cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1129,7 +1129,7 @@ class ListResourceTemplatesResult(SchemaStruct, kw_only=True):
     If present, there may be more results available.
     """
     resource_templates: list[ResourceTemplate] = field(name="resourceTemplates")
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1138,7 +1138,7 @@ class ListResourceTemplatesResult(SchemaStruct, kw_only=True):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: int = field(name="ttlMs")
+    ttl_ms: int | UnsetType = field(name="ttlMs", default=UNSET)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1170,7 +1170,7 @@ class ListResourcesResult(SchemaStruct, kw_only=True):
     """The result returned by the server for a {@link ListResourcesRequestresources/list} request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    cache_scope: Literal["private", "public"] = field(name="cacheScope")
+    cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1187,7 +1187,7 @@ class ListResourcesResult(SchemaStruct, kw_only=True):
     If present, there may be more results available.
     """
     resources: list[Resource]
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1196,7 +1196,7 @@ class ListResourcesResult(SchemaStruct, kw_only=True):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: int = field(name="ttlMs")
+    ttl_ms: int | UnsetType = field(name="ttlMs", default=UNSET)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1227,6 +1227,7 @@ class ListRootsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="root
     """
 
     params: ListRootsRequestParams | UnsetType = UNSET
+    id: RequestId | UnsetType = UNSET
 
 
 class ListRootsRequestParams(SchemaStruct, kw_only=True):
@@ -1256,7 +1257,7 @@ class ListToolsResult(SchemaStruct, kw_only=True):
     """The result returned by the server for a {@link ListToolsRequesttools/list} request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    cache_scope: Literal["private", "public"] = field(name="cacheScope")
+    cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1272,7 +1273,7 @@ class ListToolsResult(SchemaStruct, kw_only=True):
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1282,7 +1283,7 @@ class ListToolsResult(SchemaStruct, kw_only=True):
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
     tools: list[Tool]
-    ttl_ms: int = field(name="ttlMs")
+    ttl_ms: int | UnsetType = field(name="ttlMs", default=UNSET)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1491,7 +1492,7 @@ class PaginatedResult(SchemaStruct, kw_only=True):
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1641,7 +1642,7 @@ class ReadResourceResult(SchemaStruct, kw_only=True):
     """The result returned by the server for a {@link ReadResourceRequestresources/read} request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    cache_scope: Literal["private", "public"] = field(name="cacheScope")
+    cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1654,7 +1655,7 @@ class ReadResourceResult(SchemaStruct, kw_only=True):
       different cache).
     """
     contents: list[TextResourceContentsOrBlobResourceContents]
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1663,7 +1664,7 @@ class ReadResourceResult(SchemaStruct, kw_only=True):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: int = field(name="ttlMs")
+    ttl_ms: int | UnsetType = field(name="ttlMs", default=UNSET)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1918,7 +1919,7 @@ class Result(SchemaStruct, kw_only=True):
     """Common result fields."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -2119,7 +2120,7 @@ class SubscriptionsListenResult(SchemaStruct, kw_only=True):
     """
 
     meta: dict[str, Any] = field(name="_meta")
-    result_type: str = field(name="resultType")
+    result_type: str = field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -2600,6 +2601,7 @@ else:
             InputRequiredResult,
             CallToolResult,
         ),
+        discriminator=("resultType", {"input_required": "InputRequiredResult"}),
     )
 
 if TYPE_CHECKING:
@@ -2611,6 +2613,7 @@ else:
             InputRequiredResult,
             GetPromptResult,
         ),
+        discriminator=("resultType", {"input_required": "InputRequiredResult"}),
     )
 
 if TYPE_CHECKING:
@@ -2622,6 +2625,7 @@ else:
             InputRequiredResult,
             ReadResourceResult,
         ),
+        discriminator=("resultType", {"input_required": "InputRequiredResult"}),
     )
 
 if TYPE_CHECKING:
@@ -2829,6 +2833,7 @@ else:
             CallToolResult,
             CompleteResult,
         ),
+        discriminator=("resultType", {"input_required": "InputRequiredResult"}),
     )
 
 if TYPE_CHECKING:
