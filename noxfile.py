@@ -1,0 +1,52 @@
+"""Developer sessions. `nox -s tests` is what CI runs first (see README and .ci/run)."""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["tests", "typecheck", "lint"]
+
+# Pinned so that `regen -- --check` formats byte-identically on every machine.
+RUFF = "ruff==0.17.6"
+MYPY = "mypy==2.4.1"
+TEST_DEPS = ["pytest>=8", "anyio>=4.4", "trio>=0.26", "hypothesis>=6.100"]
+CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite against the installed wheel, on asyncio and trio."""
+    session.install(".", *TEST_DEPS, *CODEGEN_DEPS)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over runtime, generated code, codegen and tests."""
+    session.install(MYPY, "msgspec>=0.19", "anyio>=4.4", "trio>=0.26", *TEST_DEPS, *CODEGEN_DEPS)
+    session.run("mypy", "runtime/mcpbind", "generated/mcpbind", "codegen", "tests", "bench", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install(RUFF)
+    session.run("ruff", "check", "runtime", "codegen", "tests", "bench", "noxfile.py")
+    session.run("ruff", "format", "--check", "runtime", "codegen", "tests", "bench", "noxfile.py", "generated")
+
+
+@nox.session
+def regen(session: nox.Session) -> None:
+    """Regenerate generated/ from the pinned schemas; `-- --check` only reports drift."""
+    session.install(*CODEGEN_DEPS)
+    session.run("python", "-m", "codegen", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks side by side with orjson and the official SDK's types (see bench/README.md)."""
+    session.install(".", "orjson", "mcp-types", "pyperf")
+    session.run("python", "bench/codec.py", *session.posargs, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})

@@ -1,0 +1,343 @@
+"""The JSON-RPC 2.0 wire codec: bytes to typed messages and typed messages to bytes.
+
+Decoding takes two stages. :meth:`Codec.decode` reads only the envelope (``jsonrpc``, ``id``,
+``method``) and keeps ``params`` / ``result`` as :class:`msgspec.Raw`, untouched bytes a proxy
+can forward as they are. :meth:`Codec.request_params`, :meth:`Codec.notification_params` and
+:meth:`Codec.result` then decode those bytes straight into the struct the method table names
+for the negotiated version. Encoding goes from structs straight to bytes, never via dicts.
+
+Every failure is a :class:`WireError` carrying the JSON-RPC error code to answer with, a
+message that names the offending path, and the request id when it could be read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any, Final, Literal
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.unions import decode
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "Codec",
+    "ErrorObject",
+    "ErrorResponse",
+    "Incoming",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "WireError",
+]
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+
+RequestId = int | str
+Role = Literal["client", "server"]
+
+
+class ErrorObject(msgspec.Struct, omit_defaults=True):
+    """The ``error`` member of an error response."""
+
+    code: int
+    message: str
+    data: Any = UNSET
+
+
+class Request(msgspec.Struct, frozen=True):
+    """A request as received: ``params`` still raw (empty when absent)."""
+
+    id: RequestId
+    method: str
+    params: Raw
+
+
+class Notification(msgspec.Struct, frozen=True):
+    """A notification as received: ``params`` still raw (empty when absent)."""
+
+    method: str
+    params: Raw
+
+
+class Response(msgspec.Struct, frozen=True):
+    """A successful response as received: ``result`` still raw."""
+
+    id: RequestId
+    result: Raw
+
+
+class ErrorResponse(msgspec.Struct, frozen=True):
+    """An error response; ``id`` is ``None`` when the peer could not read the request's id."""
+
+    id: RequestId | None
+    error: ErrorObject
+
+
+Incoming = Request | Notification | Response | ErrorResponse
+
+
+class WireError(Exception):
+    """A message that cannot be accepted, with the JSON-RPC error to answer it with."""
+
+    def __init__(self, code: int, message: str, id: RequestId | None = None, data: Any = UNSET) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.id = id
+        self.data = data
+
+    def to_error(self) -> ErrorObject:
+        return ErrorObject(self.code, self.message, self.data)
+
+    def __repr__(self) -> str:
+        return f"WireError({self.code}, {self.message!r}, id={self.id!r})"
+
+
+class _Envelope(msgspec.Struct, omit_defaults=True):
+    # msgspec.Raw() as a plain default (not ``Raw | None``) decodes an object, a null and an
+    # absent member alike, and an absent member stays empty.
+    jsonrpc: Literal["2.0"]
+    id: int | str | None | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    params: Raw = Raw()
+    result: Raw = Raw()
+    error: ErrorObject | UnsetType = UNSET
+
+
+class _OutRequest(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    id: RequestId
+    method: str
+    params: Any = UNSET
+
+
+class _OutNotification(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    method: str
+    params: Any = UNSET
+
+
+class _OutResult(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    result: Any
+
+
+class _OutError(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId | None
+    error: ErrorObject
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+_RAW_ITEMS = msgspec.json.Decoder(list[Raw])
+_ENCODER = msgspec.json.Encoder()
+_ID_ONLY = msgspec.json.Decoder(dict[str, Any])
+_PATH = re.compile(r"`\$")
+_WHITESPACE = b" \t\r\n"
+
+
+def _at(prefix: str, exc: msgspec.ValidationError) -> str:
+    """msgspec names the failing path from ``$``; say which member it is inside."""
+    return _PATH.sub("`" + prefix, str(exc))
+
+
+def _first_byte(data: bytes) -> bytes:
+    for i in range(len(data)):
+        if data[i] not in _WHITESPACE:
+            return data[i : i + 1]
+    return b""
+
+
+def _salvage_id(data: bytes | Raw) -> RequestId | None:
+    """The id of an invalid message, when one can still be read, so the error can name it."""
+    try:
+        value = _ID_ONLY.decode(data).get("id")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+class Codec:
+    """Encode and decode JSON-RPC messages for one MCP version and one role.
+
+    ``role`` is the side this codec speaks for: a server's codec accepts the requests a client
+    may send and answers any other method with "method not found", and the reverse.
+    """
+
+    def __init__(self, methods: ModuleType, role: Role) -> None:
+        self.version: str = methods.PROTOCOL_VERSION
+        self.batching: bool = methods.BATCHING
+        self.role = role
+        all_requests: Mapping[str, RequestSpec[Any, Any]] = methods.REQUESTS
+        all_notes: Mapping[str, NotificationSpec[Any]] = methods.NOTIFICATIONS
+        receives_from_client = role == "server"
+        self.incoming_requests = {
+            m: s
+            for m, s in all_requests.items()
+            if (s.direction.sent_by_client() if receives_from_client else s.direction.sent_by_server())
+        }
+        self.incoming_notifications = {
+            m: s
+            for m, s in all_notes.items()
+            if (s.direction.sent_by_client() if receives_from_client else s.direction.sent_by_server())
+        }
+        self.requests = all_requests
+
+    @classmethod
+    def for_version(cls, version: str, role: Role) -> Codec:
+        from mcpbind.schema import load
+
+        return cls(load(version).methods, role)
+
+    # -- stage 1: the envelope ------------------------------------------------------------
+
+    def decode(self, data: bytes | bytearray | memoryview) -> Incoming | list[Incoming | WireError]:
+        """One message, or for a batch (where the version allows it) one entry per member.
+
+        Raises :class:`WireError`: ``PARSE_ERROR`` for bytes that are not JSON,
+        ``INVALID_REQUEST`` for JSON that is not a valid message (or a batch where batches
+        are not allowed).
+        """
+        view = data if isinstance(data, bytes) else bytes(data)
+        if _first_byte(view) == b"[":
+            try:
+                items = _RAW_ITEMS.decode(view)
+            except msgspec.DecodeError as exc:
+                raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
+            except msgspec.ValidationError as exc:  # pragma: no cover - list[Raw] takes any array
+                raise WireError(INVALID_REQUEST, f"Invalid request: {exc}") from None
+            if not self.batching:
+                raise WireError(
+                    INVALID_REQUEST, f"Invalid request: JSON-RPC batches are not supported in MCP {self.version}"
+                )
+            if not items:
+                raise WireError(INVALID_REQUEST, "Invalid request: empty batch")
+            out: list[Incoming | WireError] = []
+            for item in items:
+                try:
+                    out.append(self._one(item))
+                except WireError as exc:
+                    out.append(exc)
+            return out
+        return self._one(view)
+
+    def decode_one(self, data: bytes | bytearray | memoryview) -> Incoming:
+        """Like :meth:`decode`, for a transport or version where a batch is never valid."""
+        message = self.decode(data)
+        if isinstance(message, list):
+            raise WireError(INVALID_REQUEST, "Invalid request: a batch is not allowed here")
+        return message
+
+    def _one(self, data: bytes | Raw) -> Incoming:
+        try:
+            env = _ENVELOPE.decode(data)
+        except msgspec.ValidationError as exc:
+            raise WireError(INVALID_REQUEST, f"Invalid request: {exc}", _salvage_id(data)) from None
+        except msgspec.DecodeError as exc:
+            raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
+        ident = env.id
+        if not isinstance(env.method, UnsetType):
+            if env.result or not isinstance(env.error, UnsetType):
+                raise WireError(
+                    INVALID_REQUEST, "Invalid request: a message cannot have both `method` and `result`/`error`",
+                    None if isinstance(ident, UnsetType) else ident,
+                )
+            if isinstance(ident, UnsetType):
+                return Notification(env.method, env.params)
+            if ident is None:
+                raise WireError(INVALID_REQUEST, "Invalid request: `$.id` must be a string or an integer, not null")
+            return Request(ident, env.method, env.params)
+        if env.result:
+            if not isinstance(env.error, UnsetType):
+                raise WireError(INVALID_REQUEST, "Invalid request: a response cannot have both `result` and `error`")
+            if ident is None or isinstance(ident, UnsetType):
+                raise WireError(INVALID_REQUEST, "Invalid request: a result response needs a string or integer `$.id`")
+            return Response(ident, env.result)
+        if not isinstance(env.error, UnsetType):
+            return ErrorResponse(None if isinstance(ident, UnsetType) else ident, env.error)
+        raise WireError(
+            INVALID_REQUEST,
+            "Invalid request: a message needs `method` (request, notification), `result` or `error`",
+            None if isinstance(ident, UnsetType) or ident is None else ident,
+        )
+
+    # -- stage 2: typed params and results --------------------------------------------------
+
+    def request_spec(self, message: Request) -> RequestSpec[Any, Any]:
+        spec = self.incoming_requests.get(message.method)
+        if spec is None:
+            raise WireError(METHOD_NOT_FOUND, f"Method not found: {message.method}", message.id)
+        return spec
+
+    def request_params(self, message: Request) -> Any:
+        """The typed params of a received request; ``METHOD_NOT_FOUND`` / ``INVALID_PARAMS``."""
+        spec = self.request_spec(message)
+        try:
+            return spec.decode_params(message.params)
+        except msgspec.ValidationError as exc:
+            raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}", message.id) from None
+        except msgspec.DecodeError as exc:  # pragma: no cover - Raw already holds valid JSON
+            raise WireError(PARSE_ERROR, f"Parse error: {exc}", message.id) from None
+
+    def notification_params(self, message: Notification) -> Any:
+        """The typed params of a received notification; unknown methods raise ``METHOD_NOT_FOUND``.
+
+        JSON-RPC never answers a notification, so callers usually log and drop on error.
+        """
+        spec = self.incoming_notifications.get(message.method)
+        if spec is None:
+            raise WireError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
+        try:
+            return spec.decode_params(message.params)
+        except msgspec.ValidationError as exc:
+            raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}") from None
+
+    def result(self, spec: RequestSpec[Any, Any], message: Response) -> Any:
+        """The typed result of a response to a request we sent with ``spec``."""
+        try:
+            return decode(message.result, spec.result_type)
+        except msgspec.ValidationError as exc:
+            raise WireError(INVALID_PARAMS, f"Invalid result: {_at('result', exc)}", message.id) from None
+
+    # -- encoding ---------------------------------------------------------------------------
+
+    @staticmethod
+    def encode_request(id: RequestId, method: str, params: Any = UNSET) -> bytes:
+        """A request; ``params`` is a struct, a mapping, ``msgspec.Raw`` or ``UNSET``."""
+        return _ENCODER.encode(_OutRequest("2.0", id, method, params))
+
+    @staticmethod
+    def encode_notification(method: str, params: Any = UNSET) -> bytes:
+        return _ENCODER.encode(_OutNotification("2.0", method, params))
+
+    @staticmethod
+    def encode_result(id: RequestId, result: Any) -> bytes:
+        return _ENCODER.encode(_OutResult("2.0", id, result))
+
+    @staticmethod
+    def encode_error(id: RequestId | None, code: int, message: str, data: Any = UNSET) -> bytes:
+        return _ENCODER.encode(_OutError("2.0", id, ErrorObject(code, message, data)))
+
+    @staticmethod
+    def encode_wire_error(error: WireError) -> bytes:
+        return _ENCODER.encode(_OutError("2.0", error.id, error.to_error()))
+
+    @staticmethod
+    def encode_batch(messages: list[bytes]) -> bytes:
+        """Join already-encoded messages into one JSON array (batch-capable versions only)."""
+        return b"[" + b",".join(messages) + b"]"
