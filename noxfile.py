@@ -13,7 +13,7 @@ nox.options.sessions = ["tests", "typecheck", "lint"]
 # Pinned so that `regen -- --check` formats byte-identically on every machine.
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
-TEST_DEPS = ["pytest>=8", "anyio>=4.4", "trio>=0.26", "hypothesis>=6.100"]
+TEST_DEPS = ["pytest>=8", "anyio>=4.4", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
 
 
@@ -27,7 +27,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over runtime, generated code, codegen and tests."""
-    session.install(MYPY, "msgspec>=0.19", "anyio>=4.4", "trio>=0.26", *TEST_DEPS, *CODEGEN_DEPS)
+    session.install(".", *TEST_DEPS, *CODEGEN_DEPS)
     session.run("mypy", "runtime/mcpbind", "generated/mcpbind", "codegen", "tests", "bench", *session.posargs)
 
 
@@ -35,7 +35,9 @@ def typecheck(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     session.install(RUFF)
     session.run("ruff", "check", "runtime", "codegen", "tests", "bench", "noxfile.py")
-    session.run("ruff", "format", "--check", "runtime", "codegen", "tests", "bench", "noxfile.py", "generated")
+    session.run(
+        "ruff", "format", "--check", "runtime", "codegen", "tests", "bench", "noxfile.py", "generated"
+    )
 
 
 @nox.session
@@ -49,4 +51,9 @@ def regen(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks side by side with orjson and the official SDK's types (see bench/README.md)."""
     session.install(".", "orjson", "mcp-types", "pyperf")
-    session.run("python", "bench/codec.py", *session.posargs, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})
+    session.run(
+        "python",
+        "bench/codec.py",
+        *session.posargs,
+        env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")},
+    )

@@ -37,7 +37,16 @@ def format_tree(root: Path) -> None:
     """Format with ruff (its version is pinned by the nox session), twice for a fixed point."""
     for _ in range(2):
         subprocess.run(
-            [sys.executable, "-m", "ruff", "format", "--quiet", "--config", str(PROJECT / "pyproject.toml"), str(root)],
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "format",
+                "--quiet",
+                "--config",
+                str(PROJECT / "pyproject.toml"),
+                str(root),
+            ],
             check=True,
         )
 
@@ -62,23 +71,34 @@ def main(argv: list[str] | None = None) -> int:
         format_tree(staging)
         fresh = {rel: (staging / rel).read_text(encoding="utf-8") for rel in files}
     out: Path = args.out
-    existing = {
-        str(p.relative_to(out)): p.read_text(encoding="utf-8")
-        for p in sorted(out.rglob("*.py"))
-        if "__pycache__" not in p.parts
-    } if out.exists() else {}
+    existing = (
+        {
+            str(p.relative_to(out)): p.read_text(encoding="utf-8")
+            for p in sorted(out.rglob("*.py"))
+            if "__pycache__" not in p.parts
+        }
+        if out.exists()
+        else {}
+    )
     changed = sorted(rel for rel in fresh if existing.get(rel) != fresh[rel])
     stale = sorted(set(existing) - set(fresh))
     if args.check:
         for rel in changed:
             diff = difflib.unified_diff(
-                existing.get(rel, "").splitlines(), fresh[rel].splitlines(), f"a/{rel}", f"b/{rel}", lineterm="", n=1
+                existing.get(rel, "").splitlines(),
+                fresh[rel].splitlines(),
+                f"a/{rel}",
+                f"b/{rel}",
+                lineterm="",
+                n=1,
             )
             print("\n".join(list(diff)[:40]))
         for rel in stale:
             print(f"stale file (not generated any more): {rel}")
         if changed or stale:
-            print(f"codegen: generated/ is out of date ({len(changed)} changed, {len(stale)} stale); run `nox -s regen`")
+            print(
+                f"codegen: generated/ is out of date ({len(changed)} changed, {len(stale)} stale); run `nox -s regen`"
+            )
             return 1
         print(f"codegen: generated/ is up to date ({len(fresh)} files)")
         return 0

@@ -71,7 +71,11 @@ def _struct(struct: StructDef) -> list[str]:
         out.append("")
     for f in struct.fields:
         if f.attr != f.wire:
-            value = f"field(name={f.wire!r})" if f.default is None else f"field(name={f.wire!r}, default={f.default})"
+            value = (
+                f"field(name={f.wire!r})"
+                if f.default is None
+                else f"field(name={f.wire!r}, default={f.default})"
+            )
             out.append(f"    {f.attr}: {f.annotation} = {value}")
         elif f.default is not None:
             out.append(f"    {f.attr}: {f.annotation} = {f.default}")
@@ -188,7 +192,10 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
         ")",
         "",
         "__all__ = [",
-        *[f"    {c!r}," for c in sorted([*consts, "BATCHING", "NOTIFICATIONS", "PROTOCOL_VERSION", "REQUESTS"])],
+        *[
+            f"    {c!r},"
+            for c in sorted([*consts, "BATCHING", "NOTIFICATIONS", "PROTOCOL_VERSION", "REQUESTS"])
+        ],
         "]",
         "",
         f"PROTOCOL_VERSION: Final = {pin.version!r}",
@@ -224,7 +231,9 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
     lines += ["", "# Every request method, by wire name."]
     lines.append("REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(")
     lines.append("    {")
-    lines += [f"        {m.method!r}: {const_name(m.method)}," for m in sorted(requests, key=lambda m: m.method)]
+    lines += [
+        f"        {m.method!r}: {const_name(m.method)}," for m in sorted(requests, key=lambda m: m.method)
+    ]
     lines += ["    }", ")"]
     lines += ["", "# Every notification method, by wire name."]
     lines.append("NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(")

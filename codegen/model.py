@@ -299,7 +299,9 @@ class Builder:
         target = self.defs[name]
         return (target.get("type") == "object" or "properties" in target) and bool(target.get("properties"))
 
-    def _alias(self, name: str, doc: str | None, expr: str, kind: str, members: list[str] | None = None) -> None:
+    def _alias(
+        self, name: str, doc: str | None, expr: str, kind: str, members: list[str] | None = None
+    ) -> None:
         existing = self.aliases.get(name)
         if existing is not None:
             if existing.expr != expr:
@@ -406,15 +408,27 @@ class Builder:
         ):
             for definition in sorted(set(client_side) | set(server_side)):
                 both = definition in client_side and definition in server_side
-                direction = "BOTH" if both else ("CLIENT_TO_SERVER" if definition in client_side else "SERVER_TO_CLIENT")
+                direction = (
+                    "BOTH"
+                    if both
+                    else ("CLIENT_TO_SERVER" if definition in client_side else "SERVER_TO_CLIENT")
+                )
                 schema = self.defs[definition]
                 method = schema["properties"]["method"]["const"]
                 params_schema = schema["properties"].get("params", {"type": "object"})
-                params = self.texpr(params_schema, definition + "Params", member="params", origin=f"{definition}.params")
+                params = self.texpr(
+                    params_schema, definition + "Params", member="params", origin=f"{definition}.params"
+                )
                 optional = "params" not in schema.get("required", [])
-                if optional and params in self.structs and any(f.required for f in self.structs[params].fields):
+                if (
+                    optional
+                    and params in self.structs
+                    and any(f.required for f in self.structs[params].fields)
+                ):
                     raise ModelError(f"{definition}: optional params with required members")
-                entry = MethodDef(method, kind, definition, direction, params, optional, embedded=definition in embedded)
+                entry = MethodDef(
+                    method, kind, definition, direction, params, optional, embedded=definition in embedded
+                )
                 if kind == "request":
                     entry.result = self._result_for(definition)
                 out.append(entry)

@@ -91,9 +91,7 @@ class NotificationSpec(Generic[P]):
 
     __slots__ = ("direction", "method", "params_optional", "params_type")
 
-    def __init__(
-        self, method: str, direction: Direction, params_type: Any, *, params_optional: bool
-    ) -> None:
+    def __init__(self, method: str, direction: Direction, params_type: Any, *, params_optional: bool) -> None:
         self.method = method
         self.direction = direction
         self.params_type = params_type

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, ClassVar, Literal, TypeVar, cast, get_args, get_origin
+from typing import Any, ClassVar, Literal, TypeVar, cast, get_args, get_origin, overload
 
 import msgspec
 
@@ -116,9 +116,7 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
             if score > best_score:
                 best, best_score = value, score
         if best_score < 0:
-            raise ValueError(
-                f"Object matches no member of {cls.union_name} ({'; '.join(failures)})"
-            )
+            raise ValueError(f"Object matches no member of {cls.union_name} ({'; '.join(failures)})")
         return best
 
 
@@ -172,24 +170,32 @@ def decoder_for(tp: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(tp, dec_hook=dec_hook)
 
 
-def decode(data: bytes | bytearray | memoryview | str, tp: type[T] | Any) -> T:
+@overload
+def decode(data: bytes | bytearray | memoryview | str, tp: type[T]) -> T: ...
+@overload
+def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any: ...
+def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     """Decode JSON ``data`` into ``tp``; unknown content types become :class:`UnknownContent`."""
     try:
-        return cast(T, decoder_for(cast(Any, tp)).decode(data))
+        return decoder_for(tp).decode(data)
     except msgspec.ValidationError as exc:
         if _unknown_tag_path(exc) is None:
             raise
-        return cast(T, _convert_patched(msgspec.json.decode(data), tp, exc))
+        return _convert_patched(msgspec.json.decode(data), tp, exc)
 
 
-def convert(obj: Any, tp: type[T] | Any) -> T:
+@overload
+def convert(obj: Any, tp: type[T]) -> T: ...
+@overload
+def convert(obj: Any, tp: Any) -> Any: ...
+def convert(obj: Any, tp: Any) -> Any:
     """Like :func:`msgspec.convert` from decoded JSON builtins, with the same policy as :func:`decode`."""
     try:
-        return cast(T, msgspec.convert(obj, tp, dec_hook=dec_hook))
+        return msgspec.convert(obj, tp, dec_hook=dec_hook)
     except msgspec.ValidationError as exc:
         if _unknown_tag_path(exc) is None:
             raise
-        return cast(T, _convert_patched(_copy_json(obj), tp, exc))
+        return _convert_patched(_copy_json(obj), tp, exc)
 
 
 # Unknown content types -------------------------------------------------------------------

@@ -223,7 +223,8 @@ class Codec:
                 raise WireError(INVALID_REQUEST, f"Invalid request: {exc}") from None
             if not self.batching:
                 raise WireError(
-                    INVALID_REQUEST, f"Invalid request: JSON-RPC batches are not supported in MCP {self.version}"
+                    INVALID_REQUEST,
+                    f"Invalid request: JSON-RPC batches are not supported in MCP {self.version}",
                 )
             if not items:
                 raise WireError(INVALID_REQUEST, "Invalid request: empty batch")
@@ -254,19 +255,26 @@ class Codec:
         if not isinstance(env.method, UnsetType):
             if env.result or not isinstance(env.error, UnsetType):
                 raise WireError(
-                    INVALID_REQUEST, "Invalid request: a message cannot have both `method` and `result`/`error`",
+                    INVALID_REQUEST,
+                    "Invalid request: a message cannot have both `method` and `result`/`error`",
                     None if isinstance(ident, UnsetType) else ident,
                 )
             if isinstance(ident, UnsetType):
                 return Notification(env.method, env.params)
             if ident is None:
-                raise WireError(INVALID_REQUEST, "Invalid request: `$.id` must be a string or an integer, not null")
+                raise WireError(
+                    INVALID_REQUEST, "Invalid request: `$.id` must be a string or an integer, not null"
+                )
             return Request(ident, env.method, env.params)
         if env.result:
             if not isinstance(env.error, UnsetType):
-                raise WireError(INVALID_REQUEST, "Invalid request: a response cannot have both `result` and `error`")
+                raise WireError(
+                    INVALID_REQUEST, "Invalid request: a response cannot have both `result` and `error`"
+                )
             if ident is None or isinstance(ident, UnsetType):
-                raise WireError(INVALID_REQUEST, "Invalid request: a result response needs a string or integer `$.id`")
+                raise WireError(
+                    INVALID_REQUEST, "Invalid request: a result response needs a string or integer `$.id`"
+                )
             return Response(ident, env.result)
         if not isinstance(env.error, UnsetType):
             return ErrorResponse(None if isinstance(ident, UnsetType) else ident, env.error)
