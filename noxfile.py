@@ -15,6 +15,8 @@ RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 TEST_DEPS = ["pytest>=8", "anyio>=4.4", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
+# The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
+BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2"]
 
 
 @nox.session
@@ -26,8 +28,8 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over runtime, generated code, codegen and tests."""
-    session.install(".", *TEST_DEPS, *CODEGEN_DEPS)
+    """mypy --strict over runtime, generated code, codegen, tests and benchmarks."""
+    session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *BENCH_DEPS)
     session.run("mypy", "runtime/mcpbind", "generated/mcpbind", "codegen", "tests", "bench", *session.posargs)
 
 
@@ -50,7 +52,7 @@ def regen(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks side by side with orjson and the official SDK's types (see bench/README.md)."""
-    session.install(".", "orjson", "mcp-types", "pyperf")
+    session.install(".", *BENCH_DEPS)
     session.run(
         "python",
         "bench/codec.py",

@@ -83,7 +83,9 @@ def test_an_erratum_that_no_longer_applies_fails_loudly(tmp_path: Path) -> None:
     with pytest.raises(PinError, match="no longer applies"):
         apply_errata(pin, schema)
     bad = tmp_path / "errata.json"
-    bad.write_text(json.dumps({"errata": [{"why": "x", "patch": [{"op": "remove", "path": "/definitions/Role"}]}]}))
+    bad.write_text(
+        json.dumps({"errata": [{"why": "x", "patch": [{"op": "remove", "path": "/definitions/Role"}]}]})
+    )
     with pytest.raises(PinError, match="must start by testing"):
         apply_errata(Pin(**{**pin.__dict__, "errata": bad}), json.loads(read_schema_bytes(pin)))
 

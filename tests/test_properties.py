@@ -19,7 +19,13 @@ from mcpbind.schema import VERSIONS, load
 from mcpbind.unions import ResolvedUnion, decode
 
 TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=12)
-JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | TEXT
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+)
 JSON_VALUES = st.recursive(
     JSON_SCALARS,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),

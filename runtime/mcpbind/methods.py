@@ -35,7 +35,12 @@ class Direction(enum.Enum):
         return self is not Direction.CLIENT_TO_SERVER
 
 
-_EMPTY = msgspec.Raw()
+def _decode_params(raw: msgspec.Raw | bytes, params_type: Any, optional: bool) -> Any:
+    if not raw:  # the member was absent
+        if not optional:
+            raise msgspec.ValidationError("Object missing required field `params`")
+        raw = b"{}"
+    return decode(raw, params_type)
 
 
 @final
@@ -69,11 +74,7 @@ class RequestSpec(Generic[P, R]):
 
     def decode_params(self, raw: msgspec.Raw | bytes) -> P:
         """Decode the ``params`` member; raises ``msgspec.ValidationError`` naming the bad path."""
-        if not raw:
-            if not self.params_optional:
-                raise msgspec.ValidationError("Object missing required field `params`")
-            raw = b"{}"
-        value: P = decode(raw, self.params_type)
+        value: P = _decode_params(raw, self.params_type, self.params_optional)
         return value
 
     def decode_result(self, raw: msgspec.Raw | bytes) -> R:
@@ -99,11 +100,7 @@ class NotificationSpec(Generic[P]):
 
     def decode_params(self, raw: msgspec.Raw | bytes) -> P:
         """Decode the ``params`` member; raises ``msgspec.ValidationError`` naming the bad path."""
-        if not raw:
-            if not self.params_optional:
-                raise msgspec.ValidationError("Object missing required field `params`")
-            raw = b"{}"
-        value: P = decode(raw, self.params_type)
+        value: P = _decode_params(raw, self.params_type, self.params_optional)
         return value
 
     def __repr__(self) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar, Literal, TypeVar, cast, get_args, get_origin, overload
 
 import msgspec
@@ -138,7 +138,7 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or repr(tp)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field_names(tp: Any) -> frozenset[str]:
     names: set[str] = set(getattr(tp, "__struct_encode_fields__", ()))
     config = getattr(tp, "__struct_config__", None)
@@ -282,11 +282,11 @@ def _step(target: Any, seg: str | int) -> Any:
     return getattr(target, _attr_name(cast(Any, type(target)), seg))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _attr_name(cls: Any, wire: str) -> str:
     encode_fields: tuple[str, ...] = getattr(cls, "__struct_encode_fields__", ())
     fields: tuple[str, ...] = getattr(cls, "__struct_fields__", ())
-    for enc, attr in zip(encode_fields, fields):
+    for enc, attr in zip(encode_fields, fields, strict=True):
         if enc == wire:
             return attr
     raise KeyError(wire)

@@ -111,7 +111,7 @@ class _Envelope(msgspec.Struct, omit_defaults=True):
     # msgspec.Raw() as a plain default (not ``Raw | None``) decodes an object, a null and an
     # absent member alike, and an absent member stays empty.
     jsonrpc: Literal["2.0"]
-    id: int | str | None | UnsetType = UNSET
+    id: int | str | UnsetType | None = UNSET
     method: str | UnsetType = UNSET
     params: Raw = Raw()
     result: Raw = Raw()
@@ -316,11 +316,15 @@ class Codec:
             raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}") from None
 
     def result(self, spec: RequestSpec[Any, Any], message: Response) -> Any:
-        """The typed result of a response to a request we sent with ``spec``."""
+        """The typed result of a response to a request we sent with ``spec``.
+
+        A result that does not fit the schema raises ``WireError`` (``INTERNAL_ERROR``): the
+        peer answered, but with something this side cannot use.
+        """
         try:
             return decode(message.result, spec.result_type)
         except msgspec.ValidationError as exc:
-            raise WireError(INVALID_PARAMS, f"Invalid result: {_at('result', exc)}", message.id) from None
+            raise WireError(INTERNAL_ERROR, f"Invalid result: {_at('result', exc)}", message.id) from None
 
     # -- encoding ---------------------------------------------------------------------------
 
