@@ -130,6 +130,62 @@ class Builder:
         self.defs: dict[str, Any] = {name: self._merge_all_of(d) for name, d in self._raw.items()}
         self.structs: dict[str, StructDef] = {}
         self.aliases: dict[str, AliasDef] = {}
+        self._inherit_meta()
+
+    def _inherit_meta(self) -> None:
+        """Give every message's params and every result the ``_meta`` of its base type.
+
+        The older schemas declare ``_meta`` (with ``progressToken``) only on the base
+        ``Request.params`` / ``Notification.params`` / ``Result``, and JSON Schema's open
+        objects let it through; a closed struct would drop it, so each concrete one gets it.
+        """
+        for unions, base in (
+            (("ClientRequest", "ServerRequest", "InputRequest"), "Request"),
+            (("ClientNotification", "ServerNotification"), "Notification"),
+        ):
+            # 2025-11-25 and later name the base params (RequestParams); earlier ones inline them.
+            base_params = (
+                self._object({"$ref": self.ref_prefix + base + "Params"})
+                if base + "Params" in self.defs
+                else None
+            )
+            base_params = base_params or self._object(
+                self.defs.get(base, {}).get("properties", {}).get("params")
+            )
+            meta = (base_params or {}).get("properties", {}).get("_meta")
+            if meta is None:
+                continue
+            for union in unions:
+                for member in self._union_refs(union):
+                    for params in self._objects(self.defs[member].get("properties", {}).get("params")):
+                        self._add_meta(params, meta)
+        result_meta = self.defs.get("Result", {}).get("properties", {}).get("_meta")
+        if result_meta is not None:
+            for union in ("ClientResult", "ServerResult", "InputResponse"):
+                for member in self._union_refs(union) if "anyOf" in self.defs.get(union, {}) else []:
+                    for result in self._objects({"$ref": self.ref_prefix + member}):
+                        self._add_meta(result, result_meta)
+
+    def _objects(self, schema: Any) -> list[dict[str, Any]]:
+        """The object schemas ``schema`` stands for: itself, or each member of its union."""
+        while isinstance(schema, dict) and "$ref" in schema:
+            schema = self.defs[self.ref_name(schema["$ref"])]
+        if isinstance(schema, dict) and ("anyOf" in schema or "oneOf" in schema):
+            return [o for m in schema.get("anyOf") or schema["oneOf"] for o in self._objects(m)]
+        single = self._object(schema)
+        return [single] if single is not None else []
+
+    def _object(self, schema: Any) -> dict[str, Any] | None:
+        while isinstance(schema, dict) and "$ref" in schema:
+            schema = self.defs[self.ref_name(schema["$ref"])]
+        if isinstance(schema, dict) and schema.get("properties"):
+            return schema
+        return None
+
+    @staticmethod
+    def _add_meta(target: dict[str, Any], meta: dict[str, Any]) -> None:
+        if "_meta" not in target["properties"]:
+            target["properties"] = {"_meta": meta, **target["properties"]}
 
     # -- pre-pass -------------------------------------------------------------------------
 

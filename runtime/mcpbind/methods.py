@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, final
 
 import msgspec
 
-from mcpbind.unions import decode
+from mcpbind.unions import TypedDecoder
 
 __all__ = ["Direction", "NotificationSpec", "RequestSpec"]
 
@@ -35,12 +35,15 @@ class Direction(enum.Enum):
         return self is not Direction.CLIENT_TO_SERVER
 
 
-def _decode_params(raw: msgspec.Raw | bytes, params_type: Any, optional: bool) -> Any:
-    if not raw:  # the member was absent
-        if not optional:
-            raise msgspec.ValidationError("Object missing required field `params`")
-        raw = b"{}"
-    return decode(raw, params_type)
+_NO_PARAMS = b"{}"
+
+
+def _decode_params(raw: msgspec.Raw | bytes, decoder: TypedDecoder[Any], optional: bool) -> Any:
+    if raw:
+        return decoder.decode(raw)
+    if not optional:  # the member was absent
+        raise msgspec.ValidationError("Object missing required field `params`")
+    return decoder.decode(_NO_PARAMS)
 
 
 @final
@@ -53,7 +56,16 @@ class RequestSpec(Generic[P, R]):
     JSON-RPC request of its own.
     """
 
-    __slots__ = ("direction", "embedded", "method", "params_optional", "params_type", "result_type")
+    __slots__ = (
+        "_params",
+        "_result",
+        "direction",
+        "embedded",
+        "method",
+        "params_optional",
+        "params_type",
+        "result_type",
+    )
 
     def __init__(
         self,
@@ -71,16 +83,17 @@ class RequestSpec(Generic[P, R]):
         self.result_type = result_type
         self.params_optional = params_optional
         self.embedded = embedded
+        self._params: TypedDecoder[P] = TypedDecoder(params_type)
+        self._result: TypedDecoder[R] = TypedDecoder(result_type)
 
     def decode_params(self, raw: msgspec.Raw | bytes) -> P:
         """Decode the ``params`` member; raises ``msgspec.ValidationError`` naming the bad path."""
-        value: P = _decode_params(raw, self.params_type, self.params_optional)
+        value: P = _decode_params(raw, self._params, self.params_optional)
         return value
 
     def decode_result(self, raw: msgspec.Raw | bytes) -> R:
         """Decode the ``result`` member of a response to this request."""
-        value: R = decode(raw if raw else b"{}", self.result_type)
-        return value
+        return self._result.decode(raw if raw else _NO_PARAMS)
 
     def __repr__(self) -> str:
         return f"RequestSpec({self.method!r}, {self.direction.value})"
@@ -90,17 +103,18 @@ class RequestSpec(Generic[P, R]):
 class NotificationSpec(Generic[P]):
     """A notification method: wire name, direction and params type."""
 
-    __slots__ = ("direction", "method", "params_optional", "params_type")
+    __slots__ = ("_params", "direction", "method", "params_optional", "params_type")
 
     def __init__(self, method: str, direction: Direction, params_type: Any, *, params_optional: bool) -> None:
         self.method = method
         self.direction = direction
         self.params_type = params_type
         self.params_optional = params_optional
+        self._params: TypedDecoder[P] = TypedDecoder(params_type)
 
     def decode_params(self, raw: msgspec.Raw | bytes) -> P:
         """Decode the ``params`` member; raises ``msgspec.ValidationError`` naming the bad path."""
-        value: P = _decode_params(raw, self.params_type, self.params_optional)
+        value: P = _decode_params(raw, self._params, self.params_optional)
         return value
 
     def __repr__(self) -> str:

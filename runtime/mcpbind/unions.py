@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache, lru_cache
-from typing import Any, ClassVar, Literal, TypeVar, cast, get_args, get_origin, overload
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get_origin, overload
 
 import msgspec
 
 __all__ = [
     "ResolvedUnion",
+    "TypedDecoder",
     "UnknownContent",
     "convert",
     "dec_hook",
@@ -179,9 +180,34 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     try:
         return decoder_for(tp).decode(data)
     except msgspec.ValidationError as exc:
-        if _unknown_tag_path(exc) is None:
-            raise
-        return _convert_patched(msgspec.json.decode(data), tp, exc)
+        return _recover(data, tp, exc)
+
+
+class TypedDecoder(Generic[T]):
+    """:func:`decode` for one type, with its msgspec decoder built on first use and kept."""
+
+    __slots__ = ("_decoder", "type")
+
+    def __init__(self, tp: Any) -> None:
+        self.type = tp
+        self._decoder: msgspec.json.Decoder[Any] | None = None
+
+    def decode(self, data: bytes | bytearray | memoryview | str) -> T:
+        decoder = self._decoder
+        if decoder is None:
+            decoder = self._decoder = decoder_for(self.type)
+        try:
+            value: T = decoder.decode(data)
+        except msgspec.ValidationError as exc:
+            value = _recover(data, self.type, exc)
+        return value
+
+
+def _recover(data: bytes | bytearray | memoryview | str, tp: Any, exc: msgspec.ValidationError) -> Any:
+    """The slow path, taken only when an unknown content type made the fast decode fail."""
+    if _unknown_tag_path(exc) is None:
+        raise exc
+    return _convert_patched(msgspec.json.decode(data), tp, exc)
 
 
 @overload

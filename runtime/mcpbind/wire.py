@@ -156,14 +156,11 @@ def _at(prefix: str, exc: msgspec.ValidationError) -> str:
     return _PATH.sub("`" + prefix, str(exc))
 
 
-def _first_byte(data: bytes) -> bytes:
-    for i in range(len(data)):
-        if data[i] not in _WHITESPACE:
-            return data[i : i + 1]
-    return b""
+def _first_byte(data: bytes | bytearray | memoryview | Raw) -> bytes:
+    return bytes(data).lstrip(_WHITESPACE)[:1]
 
 
-def _salvage_id(data: bytes | Raw) -> RequestId | None:
+def _salvage_id(data: bytes | bytearray | memoryview | Raw) -> RequestId | None:
     """The id of an invalid message, when one can still be read, so the error can name it."""
     try:
         value = _ID_ONLY.decode(data).get("id")
@@ -213,29 +210,28 @@ class Codec:
         ``INVALID_REQUEST`` for JSON that is not a valid message (or a batch where batches
         are not allowed).
         """
-        view = data if isinstance(data, bytes) else bytes(data)
-        if _first_byte(view) == b"[":
+        try:
+            return self._one(data)
+        except WireError as error:
+            if error.code == PARSE_ERROR or _first_byte(data) != b"[":
+                raise
+        return self._batch(data)
+
+    def _batch(self, data: bytes | bytearray | memoryview) -> list[Incoming | WireError]:
+        items = _RAW_ITEMS.decode(data)  # the envelope decode already proved it is valid JSON
+        if not self.batching:
+            raise WireError(
+                INVALID_REQUEST, f"Invalid request: JSON-RPC batches are not supported in MCP {self.version}"
+            )
+        if not items:
+            raise WireError(INVALID_REQUEST, "Invalid request: empty batch")
+        out: list[Incoming | WireError] = []
+        for item in items:
             try:
-                items = _RAW_ITEMS.decode(view)
-            except msgspec.DecodeError as exc:
-                raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
-            except msgspec.ValidationError as exc:  # pragma: no cover - list[Raw] takes any array
-                raise WireError(INVALID_REQUEST, f"Invalid request: {exc}") from None
-            if not self.batching:
-                raise WireError(
-                    INVALID_REQUEST,
-                    f"Invalid request: JSON-RPC batches are not supported in MCP {self.version}",
-                )
-            if not items:
-                raise WireError(INVALID_REQUEST, "Invalid request: empty batch")
-            out: list[Incoming | WireError] = []
-            for item in items:
-                try:
-                    out.append(self._one(item))
-                except WireError as exc:
-                    out.append(exc)
-            return out
-        return self._one(view)
+                out.append(self._one(item))
+            except WireError as exc:
+                out.append(exc)
+        return out
 
     def decode_one(self, data: bytes | bytearray | memoryview) -> Incoming:
         """Like :meth:`decode`, for a transport or version where a batch is never valid."""
@@ -244,7 +240,7 @@ class Codec:
             raise WireError(INVALID_REQUEST, "Invalid request: a batch is not allowed here")
         return message
 
-    def _one(self, data: bytes | Raw) -> Incoming:
+    def _one(self, data: bytes | bytearray | memoryview | Raw) -> Incoming:
         try:
             env = _ENVELOPE.decode(data)
         except msgspec.ValidationError as exc:
@@ -252,8 +248,8 @@ class Codec:
         except msgspec.DecodeError as exc:
             raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
         ident = env.id
-        if not isinstance(env.method, UnsetType):
-            if env.result or not isinstance(env.error, UnsetType):
+        if env.method is not UNSET:
+            if env.result or env.error is not UNSET:
                 raise WireError(
                     INVALID_REQUEST,
                     "Invalid request: a message cannot have both `method` and `result`/`error`",

@@ -179,6 +179,7 @@ class CallToolRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tools
 class CallToolRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CallToolRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     arguments: dict[str, Any] | UnsetType = UNSET
     name: str
 
@@ -222,6 +223,8 @@ class CancelledNotification(SchemaStruct, kw_only=True, tag_field="method", tag=
 class CancelledNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``CancelledNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId = field(name="requestId")
@@ -261,6 +264,7 @@ class CompleteRequest(SchemaStruct, kw_only=True, tag_field="method", tag="compl
 class CompleteRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CompleteRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     argument: CompleteRequestParamsArgument
     """The argument's information"""
     ref: PromptReference | ResourceReference
@@ -306,6 +310,7 @@ class CreateMessageRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CreateMessageRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = field(
         name="includeContext", default=UNSET
     )
@@ -373,6 +378,7 @@ class GetPromptRequest(SchemaStruct, kw_only=True, tag_field="method", tag="prom
 class GetPromptRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetPromptRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
     name: str
@@ -432,6 +438,7 @@ class InitializeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="ini
 class InitializeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``InitializeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     capabilities: ClientCapabilities
     client_info: Implementation = field(name="clientInfo")
     protocol_version: str = field(name="protocolVersion")
@@ -515,6 +522,7 @@ class ListPromptsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="pr
 class ListPromptsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListPromptsRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -544,6 +552,7 @@ class ListResourceTemplatesRequest(
 class ListResourceTemplatesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourceTemplatesRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -571,6 +580,7 @@ class ListResourcesRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 class ListResourcesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourcesRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -622,6 +632,7 @@ class ListToolsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tool
 class ListToolsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListToolsRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -649,6 +660,8 @@ class LoggingMessageNotification(SchemaStruct, kw_only=True, tag_field="method",
 class LoggingMessageNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``LoggingMessageNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -760,6 +773,8 @@ class ProgressNotification(SchemaStruct, kw_only=True, tag_field="method", tag="
 class ProgressNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ProgressNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     progress: float
     """The progress thus far. This should increase every time progress is made, even if the total is unknown."""
     progress_token: ProgressToken = field(name="progressToken")
@@ -825,6 +840,7 @@ class ReadResourceRequest(SchemaStruct, kw_only=True, tag_field="method", tag="r
 class ReadResourceRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ReadResourceRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -956,6 +972,8 @@ class ResourceUpdatedNotification(
 class ResourceUpdatedNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ResourceUpdatedNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
 
@@ -1054,6 +1072,7 @@ class SetLevelRequest(SchemaStruct, kw_only=True, tag_field="method", tag="loggi
 class SetLevelRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SetLevelRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
@@ -1067,6 +1086,7 @@ class SubscribeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="reso
 class SubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SubscribeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     uri: str
     """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1133,6 +1153,7 @@ class UnsubscribeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="re
 class UnsubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``UnsubscribeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     uri: str
     """The URI of the resource to unsubscribe from."""
 

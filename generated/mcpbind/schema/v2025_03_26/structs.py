@@ -184,6 +184,7 @@ class CallToolRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tools
 class CallToolRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CallToolRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     arguments: dict[str, Any] | UnsetType = UNSET
     name: str
 
@@ -227,6 +228,8 @@ class CancelledNotification(SchemaStruct, kw_only=True, tag_field="method", tag=
 class CancelledNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``CancelledNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId = field(name="requestId")
@@ -266,6 +269,7 @@ class CompleteRequest(SchemaStruct, kw_only=True, tag_field="method", tag="compl
 class CompleteRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CompleteRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     argument: CompleteRequestParamsArgument
     """The argument's information"""
     ref: PromptReference | ResourceReference
@@ -311,6 +315,7 @@ class CreateMessageRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CreateMessageRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = field(
         name="includeContext", default=UNSET
     )
@@ -362,6 +367,7 @@ class GetPromptRequest(SchemaStruct, kw_only=True, tag_field="method", tag="prom
 class GetPromptRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetPromptRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
     name: str
@@ -405,6 +411,7 @@ class InitializeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="ini
 class InitializeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``InitializeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     capabilities: ClientCapabilities
     client_info: Implementation = field(name="clientInfo")
     protocol_version: str = field(name="protocolVersion")
@@ -488,6 +495,7 @@ class ListPromptsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="pr
 class ListPromptsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListPromptsRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -517,6 +525,7 @@ class ListResourceTemplatesRequest(
 class ListResourceTemplatesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourceTemplatesRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -544,6 +553,7 @@ class ListResourcesRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 class ListResourcesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourcesRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -595,6 +605,7 @@ class ListToolsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tool
 class ListToolsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListToolsRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -622,6 +633,8 @@ class LoggingMessageNotification(SchemaStruct, kw_only=True, tag_field="method",
 class LoggingMessageNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``LoggingMessageNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -733,6 +746,8 @@ class ProgressNotification(SchemaStruct, kw_only=True, tag_field="method", tag="
 class ProgressNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ProgressNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
     progress: float
@@ -800,6 +815,7 @@ class ReadResourceRequest(SchemaStruct, kw_only=True, tag_field="method", tag="r
 class ReadResourceRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ReadResourceRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -899,6 +915,8 @@ class ResourceUpdatedNotification(
 class ResourceUpdatedNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ResourceUpdatedNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
 
@@ -999,6 +1017,7 @@ class SetLevelRequest(SchemaStruct, kw_only=True, tag_field="method", tag="loggi
 class SetLevelRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SetLevelRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
@@ -1012,6 +1031,7 @@ class SubscribeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="reso
 class SubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SubscribeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     uri: str
     """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1111,6 +1131,7 @@ class UnsubscribeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="re
 class UnsubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``UnsubscribeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     uri: str
     """The URI of the resource to unsubscribe from."""
 

@@ -225,6 +225,8 @@ class CallToolRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tools
 class CallToolRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CallToolRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     arguments: dict[str, Any] | UnsetType = UNSET
     name: str
 
@@ -270,6 +272,8 @@ class CancelledNotification(SchemaStruct, kw_only=True, tag_field="method", tag=
 class CancelledNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``CancelledNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId = field(name="requestId")
@@ -311,6 +315,8 @@ class CompleteRequest(SchemaStruct, kw_only=True, tag_field="method", tag="compl
 class CompleteRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CompleteRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     argument: CompleteRequestParamsArgument
     """The argument's information"""
     context: CompleteRequestParamsContext | UnsetType = UNSET
@@ -368,6 +374,8 @@ class CreateMessageRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CreateMessageRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = field(
         name="includeContext", default=UNSET
     )
@@ -410,6 +418,8 @@ class ElicitRequest(SchemaStruct, kw_only=True, tag_field="method", tag="elicita
 class ElicitRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ElicitRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     message: str
     """The message to present to the user."""
     requested_schema: ElicitRequestParamsRequestedSchema = field(name="requestedSchema")
@@ -476,6 +486,8 @@ class GetPromptRequest(SchemaStruct, kw_only=True, tag_field="method", tag="prom
 class GetPromptRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetPromptRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
     name: str
@@ -530,6 +542,8 @@ class InitializeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="ini
 class InitializeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``InitializeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     capabilities: ClientCapabilities
     client_info: Implementation = field(name="clientInfo")
     protocol_version: str = field(name="protocolVersion")
@@ -613,6 +627,8 @@ class ListPromptsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="pr
 class ListPromptsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListPromptsRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -642,6 +658,8 @@ class ListResourceTemplatesRequest(
 class ListResourceTemplatesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourceTemplatesRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -669,6 +687,8 @@ class ListResourcesRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 class ListResourcesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourcesRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -720,6 +740,8 @@ class ListToolsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tool
 class ListToolsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListToolsRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -747,6 +769,8 @@ class LoggingMessageNotification(SchemaStruct, kw_only=True, tag_field="method",
 class LoggingMessageNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``LoggingMessageNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -866,6 +890,8 @@ class ProgressNotification(SchemaStruct, kw_only=True, tag_field="method", tag="
 class ProgressNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ProgressNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
     progress: float
@@ -959,6 +985,8 @@ class ReadResourceRequest(SchemaStruct, kw_only=True, tag_field="method", tag="r
 class ReadResourceRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ReadResourceRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1110,6 +1138,8 @@ class ResourceUpdatedNotification(
 class ResourceUpdatedNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ResourceUpdatedNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
 
@@ -1212,6 +1242,8 @@ class SetLevelRequest(SchemaStruct, kw_only=True, tag_field="method", tag="loggi
 class SetLevelRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SetLevelRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
@@ -1233,6 +1265,8 @@ class SubscribeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="reso
 class SubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SubscribeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1353,6 +1387,8 @@ class UnsubscribeRequest(SchemaStruct, kw_only=True, tag_field="method", tag="re
 class UnsubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``UnsubscribeRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource to unsubscribe from."""
 

@@ -332,6 +332,8 @@ class CancelTaskRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tas
 class CancelTaskRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CancelTaskRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     task_id: str = field(name="taskId")
     """The task identifier to cancel."""
 
@@ -736,6 +738,8 @@ class ElicitationCompleteNotification(
 class ElicitationCompleteNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ElicitationCompleteNotification.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     elicitation_id: str = field(name="elicitationId")
     """The ID of the elicitation that completed."""
 
@@ -803,6 +807,8 @@ class GetTaskPayloadRequest(SchemaStruct, kw_only=True, tag_field="method", tag=
 class GetTaskPayloadRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetTaskPayloadRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     task_id: str = field(name="taskId")
     """The task identifier to retrieve results for."""
 
@@ -828,6 +834,8 @@ class GetTaskRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tasks/
 class GetTaskRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetTaskRequest.params`` in the schema."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     task_id: str = field(name="taskId")
     """The task identifier to query."""
 

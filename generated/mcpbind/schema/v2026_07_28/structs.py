@@ -546,6 +546,7 @@ class CreateMessageRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `sampling/createMessage` request."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = field(
         name="includeContext", default=UNSET
     )
@@ -685,6 +686,7 @@ class ElicitRequest(SchemaStruct, kw_only=True, tag_field="method", tag="elicita
 class ElicitRequestFormParams(SchemaStruct, kw_only=True):
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     message: str
     """The message to present to the user describing what information is being requested."""
     mode: Literal["form"] | UnsetType = UNSET
@@ -710,6 +712,7 @@ class ElicitRequestFormParamsRequestedSchema(SchemaStruct, kw_only=True, tag_fie
 class ElicitRequestURLParams(SchemaStruct, kw_only=True):
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     message: str
     """The message to present to the user explaining why the interaction is needed."""
     mode: Literal["url"] = "url"
@@ -721,6 +724,7 @@ class ElicitRequestURLParams(SchemaStruct, kw_only=True):
 class ElicitResult(SchemaStruct, kw_only=True):
     """The result returned by the client for an {@link ElicitRequestelicitation/create} request."""
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
     - `"accept"`: User submitted the form/confirmed the action
@@ -1242,6 +1246,7 @@ class ListRootsResult(SchemaStruct, kw_only=True):
     or file that the server can operate on.
     """
 
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     roots: list[Root]
 
 
