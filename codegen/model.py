@@ -28,6 +28,7 @@ OPEN_MEMBER_NAMES = frozenset({"_meta", "inputSchema", "outputSchema"})
 TAG_FIELDS = ("method", "type")
 ANY_JSON_DEFS = frozenset({"JSONValue"})
 INPUT_REQUIRED = "InputRequiredResult"
+TASK_RESULT = "CreateTaskResult"
 RESERVED_ATTRS = frozenset(
     {"int", "float", "str", "bool", "list", "dict", "Any", "Literal", "UnsetType", "UNSET", "field"}
 )
@@ -213,8 +214,8 @@ class Builder:
                 previous = merged["properties"].get(prop)
                 merged["properties"][prop] = {**previous, **sub} if previous and "$ref" not in sub else sub
             merged["required"] += [r for r in part.get("required", []) if r not in merged["required"]]
-            if "additionalProperties" in part:
-                merged["additionalProperties"] = part["additionalProperties"]
+            # additionalProperties is not carried over: an object that names its members
+            # (``GetTaskResult = Result & Task``) is a struct, not an open bag.
         merged.update({k: v for k, v in out.items() if k not in ("type",)})
         return merged
 
@@ -496,7 +497,12 @@ class Builder:
         if response is not None:
             return self.texpr(response["properties"]["result"], base + "ResultResponseResult")
         if base + "Result" in self.defs:
-            return self.texpr({"$ref": self.ref_prefix + base + "Result"}, base + "Result")
+            result = {"$ref": self.ref_prefix + base + "Result"}
+            params = self._objects(self.defs[request_def]["properties"].get("params"))
+            if TASK_RESULT in self.defs and any("task" in p["properties"] for p in params):
+                # 2025-11-25: a request augmented with ``task`` is answered with a CreateTaskResult.
+                return self.union_expr([result, {"$ref": self.ref_prefix + TASK_RESULT}], base + "Result")
+            return self.texpr(result, base + "Result")
         if "EmptyResult" in self.defs:
             return "EmptyResult"
         raise ModelError(f"{request_def}: no result type")

@@ -21,6 +21,7 @@ from functools import cache, lru_cache
 from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get_origin, overload
 
 import msgspec
+import msgspec.inspect
 
 __all__ = [
     "ResolvedUnion",
@@ -58,8 +59,10 @@ class _ResolvedUnionMeta(type):
     # msgspec checks that a dec_hook returned an instance of the declared type; a value of
     # any member counts as an instance of the union.
     def __instancecheck__(cls, obj: object) -> bool:
-        members = cls.members()  # type: ignore[attr-defined]
-        return any(_is_member(obj, member) for member in members)
+        plan = cls._plan()  # type: ignore[attr-defined]
+        if isinstance(obj, plan.classes):
+            return True
+        return any(_is_member(obj, member) for member in plan.others)
 
 
 def _is_member(obj: object, member: Any) -> bool:
@@ -73,6 +76,30 @@ def _is_member(obj: object, member: Any) -> bool:
     return any(_is_member(obj, arg) for arg in get_args(member))
 
 
+class _Candidate:
+    """A struct member of a resolved union, with the keys it needs and the keys it knows."""
+
+    __slots__ = ("fields", "member", "name", "required")
+
+    def __init__(self, member: type[msgspec.Struct]) -> None:
+        info = msgspec.inspect.type_info(member)
+        assert isinstance(info, msgspec.inspect.StructType)
+        self.member = member
+        self.name = member.__name__
+        self.required = frozenset(f.encode_name for f in info.fields if f.required)
+        self.fields = frozenset(f.encode_name for f in info.fields) | ({info.tag_field} - {None})
+
+
+class _Plan:
+    __slots__ = ("candidates", "classes", "others")
+
+    def __init__(self, members: tuple[Any, ...]) -> None:
+        structs = [m for m in members if isinstance(m, type) and issubclass(m, msgspec.Struct)]
+        self.candidates = [_Candidate(m) for m in structs]
+        self.classes = tuple(structs)
+        self.others = tuple(m for m in members if m not in structs)
+
+
 class ResolvedUnion(metaclass=_ResolvedUnionMeta):
     """Runtime stand-in for an untagged union; never instantiated.
 
@@ -84,6 +111,7 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
     discriminator: ClassVar[tuple[str, dict[str, str]] | None] = None
     _members_thunk: ClassVar[Callable[[], tuple[Any, ...]]]
     _members: ClassVar[tuple[Any, ...] | None] = None
+    _plan_cache: ClassVar[_Plan | None] = None
 
     def __init__(self) -> None:  # pragma: no cover - guard only
         raise TypeError(f"{type(self).__name__} is a union marker, not a value type")
@@ -95,30 +123,46 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
         return cls._members
 
     @classmethod
+    def _plan(cls) -> _Plan:
+        if cls._plan_cache is None:
+            cls._plan_cache = _Plan(cls.members())
+        return cls._plan_cache
+
+    @classmethod
     def resolve(cls, obj: Any) -> Any:
-        best: Any = None
-        best_score = -1
+        """The member value for decoded JSON ``obj``; ``ValueError`` when no member fits.
+
+        Only members whose required keys are all present are tried, the ones that know most
+        of the object's keys first (declared order breaks ties); the first that validates wins.
+        """
+        plan = cls._plan()
         failures: list[str] = []
-        candidates = cls.members()
-        if cls.discriminator is not None and isinstance(obj, dict):
-            key, chosen = cls.discriminator
-            wanted = chosen.get(obj.get(key))  # type: ignore[arg-type]
-            named = set(chosen.values())
-            candidates = tuple(
-                m for m in candidates if (_type_name(m) == wanted if wanted else _type_name(m) not in named)
-            )
-        for member in candidates:
+        if isinstance(obj, dict):
+            keys = obj.keys()
+            candidates = [c for c in plan.candidates if keys >= c.required]
+            if cls.discriminator is not None:
+                key, chosen = cls.discriminator
+                wanted = chosen.get(obj.get(key))  # type: ignore[arg-type]
+                named = chosen.values()
+                candidates = [c for c in candidates if (c.name == wanted if wanted else c.name not in named)]
+            if len(candidates) > 1:
+                candidates.sort(key=lambda c: len(keys & c.fields), reverse=True)
+            for candidate in candidates:
+                try:
+                    return convert(obj, candidate.member)
+                except msgspec.ValidationError as exc:
+                    failures.append(f"{candidate.name}: {exc}")
+            failures += [
+                f"{c.name}: Object missing required field `{min(c.required - keys)}`"
+                for c in plan.candidates
+                if not keys >= c.required
+            ]
+        for member in plan.others:
             try:
-                value = convert(obj, member)
+                return convert(obj, member)
             except msgspec.ValidationError as exc:
                 failures.append(f"{_type_name(member)}: {exc}")
-                continue
-            score = _coverage(obj, member)
-            if score > best_score:
-                best, best_score = value, score
-        if best_score < 0:
-            raise ValueError(f"Object matches no member of {cls.union_name} ({'; '.join(failures)})")
-        return best
+        raise ValueError(f"Object matches no member of {cls.union_name} ({'; '.join(failures)})")
 
 
 def resolved_union(
@@ -137,25 +181,6 @@ def resolved_union(
 
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or repr(tp)
-
-
-@cache
-def _field_names(tp: Any) -> frozenset[str]:
-    names: set[str] = set(getattr(tp, "__struct_encode_fields__", ()))
-    config = getattr(tp, "__struct_config__", None)
-    if config is not None and config.tag_field is not None:
-        names.add(config.tag_field)
-    return frozenset(names)
-
-
-def _coverage(obj: Any, tp: Any) -> int:
-    if not isinstance(obj, dict):
-        return 0
-    try:
-        names = _field_names(tp)
-    except TypeError:  # unhashable typing construct
-        return 0
-    return sum(1 for key in obj if key in names)
 
 
 def dec_hook(tp: Any, obj: Any) -> Any:

@@ -81,9 +81,10 @@ class Response(msgspec.Struct, frozen=True):
 
 
 class ErrorResponse(msgspec.Struct, frozen=True):
-    """An error response; ``id`` is ``None`` when the peer could not read the request's id."""
+    """An error response. ``id`` is ``None`` for ``"id": null`` (the peer could not read the
+    request's id) and ``UNSET`` when the member is absent, which 2025-11-25 and later allow."""
 
-    id: RequestId | None
+    id: RequestId | UnsetType | None
     error: ErrorObject
 
 
@@ -139,7 +140,7 @@ class _OutResult(msgspec.Struct):
 
 class _OutError(msgspec.Struct):
     jsonrpc: str
-    id: RequestId | None
+    id: RequestId | UnsetType | None
     error: ErrorObject
 
 
@@ -183,10 +184,12 @@ class Codec:
         all_requests: Mapping[str, RequestSpec[Any, Any]] = methods.REQUESTS
         all_notes: Mapping[str, NotificationSpec[Any]] = methods.NOTIFICATIONS
         receives_from_client = role == "server"
+        # 2026-07-28 input requests (``embedded``) only travel inside an InputRequiredResult.
         self.incoming_requests = {
             m: s
             for m, s in all_requests.items()
-            if (s.direction.sent_by_client() if receives_from_client else s.direction.sent_by_server())
+            if not s.embedded
+            and (s.direction.sent_by_client() if receives_from_client else s.direction.sent_by_server())
         }
         self.incoming_notifications = {
             m: s
@@ -273,7 +276,7 @@ class Codec:
                 )
             return Response(ident, env.result)
         if not isinstance(env.error, UnsetType):
-            return ErrorResponse(None if isinstance(ident, UnsetType) else ident, env.error)
+            return ErrorResponse(ident, env.error)
         raise WireError(
             INVALID_REQUEST,
             "Invalid request: a message needs `method` (request, notification), `result` or `error`",
@@ -338,7 +341,10 @@ class Codec:
         return _ENCODER.encode(_OutResult("2.0", id, result))
 
     @staticmethod
-    def encode_error(id: RequestId | None, code: int, message: str, data: Any = UNSET) -> bytes:
+    def encode_error(id: RequestId | UnsetType | None, code: int, message: str, data: Any = UNSET) -> bytes:
+        """An error response. Pass ``None`` when the request's id is unknown: JSON-RPC 2.0 asks
+        for ``"id": null`` and peers (rmcp among them) reject a missing id; ``UNSET`` leaves the
+        member out, for forwarding a message that had none."""
         return _ENCODER.encode(_OutError("2.0", id, ErrorObject(code, message, data)))
 
     @staticmethod

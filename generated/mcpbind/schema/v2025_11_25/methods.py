@@ -19,21 +19,23 @@ from mcpbind.methods import Direction, NotificationSpec, RequestSpec
 
 from .structs import (
     CallToolRequestParams,
-    CallToolResult,
+    CallToolResultOrCreateTaskResult,
     CancelTaskRequestParams,
+    CancelTaskResult,
     CancelledNotificationParams,
     CompleteRequestParams,
     CompleteResult,
     CreateMessageRequestParams,
-    CreateMessageResult,
+    CreateMessageResultOrCreateTaskResult,
     ElicitRequestParams,
-    ElicitResult,
+    ElicitResultOrCreateTaskResult,
     ElicitationCompleteNotificationParams,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
     GetTaskPayloadRequestParams,
     GetTaskRequestParams,
+    GetTaskResult,
     InitializeRequestParams,
     InitializeResult,
     ListPromptsResult,
@@ -99,19 +101,19 @@ PROTOCOL_VERSION: Final = "2025-11-25"
 BATCHING: Final = False
 
 # CallToolRequest: client to server
-TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResult]] = RequestSpec(
+TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResultOrCreateTaskResult]] = RequestSpec(
     "tools/call",
     Direction.CLIENT_TO_SERVER,
     CallToolRequestParams,
-    CallToolResult,
+    CallToolResultOrCreateTaskResult,
     params_optional=False,
 )
 # CancelTaskRequest: both
-TASKS_CANCEL: Final[RequestSpec[CancelTaskRequestParams, dict[str, Any]]] = RequestSpec(
+TASKS_CANCEL: Final[RequestSpec[CancelTaskRequestParams, CancelTaskResult]] = RequestSpec(
     "tasks/cancel",
     Direction.BOTH,
     CancelTaskRequestParams,
-    dict[str, Any],
+    CancelTaskResult,
     params_optional=False,
 )
 # CompleteRequest: client to server
@@ -123,19 +125,21 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client
-SAMPLING_CREATEMESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
+SAMPLING_CREATEMESSAGE: Final[
+    RequestSpec[CreateMessageRequestParams, CreateMessageResultOrCreateTaskResult]
+] = RequestSpec(
     "sampling/createMessage",
     Direction.SERVER_TO_CLIENT,
     CreateMessageRequestParams,
-    CreateMessageResult,
+    CreateMessageResultOrCreateTaskResult,
     params_optional=False,
 )
 # ElicitRequest: server to client
-ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult]] = RequestSpec(
+ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResultOrCreateTaskResult]] = RequestSpec(
     "elicitation/create",
     Direction.SERVER_TO_CLIENT,
     ElicitRequestParams,
-    ElicitResult,
+    ElicitResultOrCreateTaskResult,
     params_optional=False,
 )
 # GetPromptRequest: client to server
@@ -155,11 +159,11 @@ TASKS_RESULT: Final[RequestSpec[GetTaskPayloadRequestParams, dict[str, Any]]] = 
     params_optional=False,
 )
 # GetTaskRequest: both
-TASKS_GET: Final[RequestSpec[GetTaskRequestParams, dict[str, Any]]] = RequestSpec(
+TASKS_GET: Final[RequestSpec[GetTaskRequestParams, GetTaskResult]] = RequestSpec(
     "tasks/get",
     Direction.BOTH,
     GetTaskRequestParams,
-    dict[str, Any],
+    GetTaskResult,
     params_optional=False,
 )
 # InitializeRequest: client to server

@@ -27,6 +27,7 @@ __all__ = [
     "CallToolRequest",
     "CallToolRequestParams",
     "CallToolResult",
+    "CallToolResultOrCreateTaskResult",
     "CancelTaskRequest",
     "CancelTaskRequestParams",
     "CancelTaskResult",
@@ -54,6 +55,7 @@ __all__ = [
     "CreateMessageRequestParams",
     "CreateMessageResult",
     "CreateMessageResultContent",
+    "CreateMessageResultOrCreateTaskResult",
     "CreateTaskResult",
     "Cursor",
     "ElicitRequest",
@@ -62,6 +64,7 @@ __all__ = [
     "ElicitRequestParams",
     "ElicitRequestURLParams",
     "ElicitResult",
+    "ElicitResultOrCreateTaskResult",
     "ElicitationCompleteNotification",
     "ElicitationCompleteNotificationParams",
     "EmbeddedResource",
@@ -2249,6 +2252,17 @@ class UntitledSingleSelectEnumSchema(SchemaStruct, kw_only=True, tag_field="type
     """Optional title for the enum field."""
 
 
+if TYPE_CHECKING:
+    CallToolResultOrCreateTaskResult: TypeAlias = CallToolResult | CreateTaskResult
+else:
+    CallToolResultOrCreateTaskResult = resolved_union(
+        "CallToolResultOrCreateTaskResult",
+        lambda: (
+            CallToolResult,
+            CreateTaskResult,
+        ),
+    )
+
 ClientNotification: TypeAlias = (
     CancelledNotification
     | InitializedNotification
@@ -2339,6 +2353,17 @@ else:
         | list[SamplingMessageContentBlock]
     )
 
+if TYPE_CHECKING:
+    CreateMessageResultOrCreateTaskResult: TypeAlias = CreateMessageResult | CreateTaskResult
+else:
+    CreateMessageResultOrCreateTaskResult = resolved_union(
+        "CreateMessageResultOrCreateTaskResult",
+        lambda: (
+            CreateMessageResult,
+            CreateTaskResult,
+        ),
+    )
+
 # An opaque token used to represent a cursor for pagination.
 Cursor: TypeAlias = str
 
@@ -2351,6 +2376,17 @@ else:
         lambda: (
             ElicitRequestURLParams,
             ElicitRequestFormParams,
+        ),
+    )
+
+if TYPE_CHECKING:
+    ElicitResultOrCreateTaskResult: TypeAlias = ElicitResult | CreateTaskResult
+else:
+    ElicitResultOrCreateTaskResult = resolved_union(
+        "ElicitResultOrCreateTaskResult",
+        lambda: (
+            ElicitResult,
+            CreateTaskResult,
         ),
     )
 

@@ -21,21 +21,23 @@ from typing import Any, Protocol, TypeVar
 
 from .structs import (
     CallToolRequestParams,
-    CallToolResult,
+    CallToolResultOrCreateTaskResult,
     CancelTaskRequestParams,
+    CancelTaskResult,
     CancelledNotificationParams,
     CompleteRequestParams,
     CompleteResult,
     CreateMessageRequestParams,
-    CreateMessageResult,
+    CreateMessageResultOrCreateTaskResult,
     ElicitRequestParams,
-    ElicitResult,
+    ElicitResultOrCreateTaskResult,
     ElicitationCompleteNotificationParams,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
     GetTaskPayloadRequestParams,
     GetTaskRequestParams,
+    GetTaskResult,
     InitializeRequestParams,
     InitializeResult,
     ListPromptsResult,
@@ -121,7 +123,9 @@ class HandlesElicitationComplete(Protocol[CtxT]):
 class HandlesElicitationCreate(Protocol[CtxT]):
     """Handles the request ``elicitation/create`` (server to client)."""
 
-    async def on_elicitation_create(self, params: ElicitRequestParams, ctx: CtxT, /) -> ElicitResult: ...
+    async def on_elicitation_create(
+        self, params: ElicitRequestParams, ctx: CtxT, /
+    ) -> ElicitResultOrCreateTaskResult: ...
 
 
 class HandlesInitialize(Protocol[CtxT]):
@@ -245,19 +249,19 @@ class HandlesSamplingCreatemessage(Protocol[CtxT]):
 
     async def on_sampling_createmessage(
         self, params: CreateMessageRequestParams, ctx: CtxT, /
-    ) -> CreateMessageResult: ...
+    ) -> CreateMessageResultOrCreateTaskResult: ...
 
 
 class HandlesTasksCancel(Protocol[CtxT]):
     """Handles the request ``tasks/cancel`` (both)."""
 
-    async def on_tasks_cancel(self, params: CancelTaskRequestParams, ctx: CtxT, /) -> dict[str, Any]: ...
+    async def on_tasks_cancel(self, params: CancelTaskRequestParams, ctx: CtxT, /) -> CancelTaskResult: ...
 
 
 class HandlesTasksGet(Protocol[CtxT]):
     """Handles the request ``tasks/get`` (both)."""
 
-    async def on_tasks_get(self, params: GetTaskRequestParams, ctx: CtxT, /) -> dict[str, Any]: ...
+    async def on_tasks_get(self, params: GetTaskRequestParams, ctx: CtxT, /) -> GetTaskResult: ...
 
 
 class HandlesTasksList(Protocol[CtxT]):
@@ -281,7 +285,9 @@ class HandlesTasksStatus(Protocol[CtxT]):
 class HandlesToolsCall(Protocol[CtxT]):
     """Handles the request ``tools/call`` (client to server)."""
 
-    async def on_tools_call(self, params: CallToolRequestParams, ctx: CtxT, /) -> CallToolResult: ...
+    async def on_tools_call(
+        self, params: CallToolRequestParams, ctx: CtxT, /
+    ) -> CallToolResultOrCreateTaskResult: ...
 
 
 class HandlesToolsList(Protocol[CtxT]):
