@@ -91,6 +91,14 @@ class RequestSpec(Generic[P, R]):
         value: P = _decode_params(raw, self._params, self.params_optional)
         return value
 
+    @property
+    def params_decoder(self) -> TypedDecoder[P]:
+        return self._params
+
+    @property
+    def result_decoder(self) -> TypedDecoder[R]:
+        return self._result
+
     def decode_result(self, raw: msgspec.Raw | bytes) -> R:
         """Decode the ``result`` member of a response to this request."""
         return self._result.decode(raw if raw else _NO_PARAMS)

@@ -59,7 +59,9 @@ class _ResolvedUnionMeta(type):
     # msgspec checks that a dec_hook returned an instance of the declared type; a value of
     # any member counts as an instance of the union.
     def __instancecheck__(cls, obj: object) -> bool:
-        plan = cls._plan()  # type: ignore[attr-defined]
+        plan: _Plan | None = cls._plan_cache  # type: ignore[attr-defined]
+        if plan is None:
+            plan = cls._plan()  # type: ignore[attr-defined]
         if isinstance(obj, plan.classes):
             return True
         return any(_is_member(obj, member) for member in plan.others)
@@ -91,13 +93,26 @@ class _Candidate:
 
 
 class _Plan:
-    __slots__ = ("candidates", "classes", "others")
+    __slots__ = ("candidates", "classes", "others", "signatures")
 
-    def __init__(self, members: tuple[Any, ...]) -> None:
+    def __init__(self, members: tuple[Any, ...], discriminated: bool) -> None:
         structs = [m for m in members if isinstance(m, type) and issubclass(m, msgspec.Struct)]
         self.candidates = [_Candidate(m) for m in structs]
         self.classes = tuple(structs)
         self.others = tuple(m for m in members if m not in structs)
+        # Fast path: when each struct member requires a key no other member knows
+        # (``text`` / ``blob``), that key alone says which member to try.
+        self.signatures: list[tuple[str, type[msgspec.Struct]]] = []
+        if not discriminated and not self.others:
+            for candidate in self.candidates:
+                known_elsewhere = frozenset().union(
+                    *(c.fields for c in self.candidates if c is not candidate)
+                )
+                own = sorted(candidate.required - known_elsewhere)
+                if not own:
+                    self.signatures = []
+                    break
+                self.signatures.append((own[0], candidate.member))
 
 
 class ResolvedUnion(metaclass=_ResolvedUnionMeta):
@@ -125,7 +140,7 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
     @classmethod
     def _plan(cls) -> _Plan:
         if cls._plan_cache is None:
-            cls._plan_cache = _Plan(cls.members())
+            cls._plan_cache = _Plan(cls.members(), cls.discriminator is not None)
         return cls._plan_cache
 
     @classmethod
@@ -135,7 +150,14 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
         Only members whose required keys are all present are tried, the ones that know most
         of the object's keys first (declared order breaks ties); the first that validates wins.
         """
-        plan = cls._plan()
+        plan = cls._plan_cache or cls._plan()
+        if isinstance(obj, dict):
+            for key, member in plan.signatures:
+                if key in obj:
+                    try:
+                        return msgspec.convert(obj, member, dec_hook=dec_hook)
+                    except msgspec.ValidationError:
+                        break  # the full search below reports every member's reason
         failures: list[str] = []
         if isinstance(obj, dict):
             keys = obj.keys()
@@ -217,14 +239,24 @@ class TypedDecoder(Generic[T]):
         self.type = tp
         self._decoder: msgspec.json.Decoder[Any] | None = None
 
-    def decode(self, data: bytes | bytearray | memoryview | str) -> T:
+    @property
+    def msgspec_decoder(self) -> msgspec.json.Decoder[Any]:
+        """The msgspec decoder alone: the fast path, without the unknown-content recovery."""
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = decoder_for(self.type)
+        return decoder
+
+    def decode(self, data: bytes | bytearray | memoryview | str) -> T:
         try:
-            value: T = decoder.decode(data)
+            value: T = self.msgspec_decoder.decode(data)
         except msgspec.ValidationError as exc:
             value = _recover(data, self.type, exc)
+        return value
+
+    def recover(self, data: bytes | bytearray | memoryview | str, error: msgspec.ValidationError) -> T:
+        """After ``msgspec_decoder`` failed with ``error``: keep unknown content blocks, or re-raise."""
+        value: T = _recover(data, self.type, error)
         return value
 
 

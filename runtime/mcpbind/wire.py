@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache
 from types import ModuleType
 from typing import Any, Final, Literal
 
@@ -21,7 +22,6 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpbind.methods import NotificationSpec, RequestSpec
-from mcpbind.unions import decode
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -157,6 +157,13 @@ def _at(prefix: str, exc: msgspec.ValidationError) -> str:
     return _PATH.sub("`" + prefix, str(exc))
 
 
+@cache
+def _codec(version: str, role: Role) -> Codec:
+    from mcpbind.schema import load
+
+    return Codec(load(version).methods, role)
+
+
 def _first_byte(data: bytes | bytearray | memoryview | Raw) -> bytes:
     return bytes(data).lstrip(_WHITESPACE)[:1]
 
@@ -197,12 +204,15 @@ class Codec:
             if (s.direction.sent_by_client() if receives_from_client else s.direction.sent_by_server())
         }
         self.requests = all_requests
+        # Built now, so the first request of a session pays nothing extra.
+        self._params_fast = {
+            m: (s, s.params_decoder.msgspec_decoder) for m, s in self.incoming_requests.items()
+        }
 
     @classmethod
     def for_version(cls, version: str, role: Role) -> Codec:
-        from mcpbind.schema import load
-
-        return cls(load(version).methods, role)
+        """The codec of ``version`` for ``role``; codecs hold no per-session state and are shared."""
+        return _codec(version, role)
 
     # -- stage 1: the envelope ------------------------------------------------------------
 
@@ -293,13 +303,20 @@ class Codec:
 
     def request_params(self, message: Request) -> Any:
         """The typed params of a received request; ``METHOD_NOT_FOUND`` / ``INVALID_PARAMS``."""
-        spec = self.request_spec(message)
+        entry = self._params_fast.get(message.method)
+        if entry is None:
+            raise WireError(METHOD_NOT_FOUND, f"Method not found: {message.method}", message.id)
+        spec, decoder = entry
+        raw = message.params
         try:
-            return spec.decode_params(message.params)
+            if raw:
+                try:
+                    return decoder.decode(raw)  # the hot path: one msgspec call
+                except msgspec.ValidationError as exc:
+                    return spec.params_decoder.recover(raw, exc)
+            return spec.decode_params(raw)
         except msgspec.ValidationError as exc:
             raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}", message.id) from None
-        except msgspec.DecodeError as exc:  # pragma: no cover - Raw already holds valid JSON
-            raise WireError(PARSE_ERROR, f"Parse error: {exc}", message.id) from None
 
     def notification_params(self, message: Notification) -> Any:
         """The typed params of a received notification; unknown methods raise ``METHOD_NOT_FOUND``.
@@ -321,7 +338,7 @@ class Codec:
         peer answered, but with something this side cannot use.
         """
         try:
-            return decode(message.result, spec.result_type)
+            return spec.result_decoder.decode(message.result)
         except msgspec.ValidationError as exc:
             raise WireError(INTERNAL_ERROR, f"Invalid result: {_at('result', exc)}", message.id) from None
 
