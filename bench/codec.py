@@ -38,7 +38,7 @@ from mcp_types import JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
 
 from mcpbind.schema.v2025_06_18 import CallToolRequestParams, CallToolResult, methods
 from mcpbind.unions import decode
-from mcpbind.wire import Codec, Request, Response
+from mcpbind.wire import Codec, Request, Response, TypedRequest
 
 VERSION = "2025-06-18"
 RoundTrip = Callable[[bytes], bytes]
@@ -139,7 +139,15 @@ _CLIENT = Codec.for_version(VERSION, role="client")
 
 
 def mcpbind_request(data: bytes) -> bytes:
-    """Envelope decode, typed params decode, encode of the struct back into a request."""
+    """``Codec.decode_typed`` (one msgspec pass into the method's params), encode back."""
+    message = _SERVER.decode_typed(data)
+    assert isinstance(message, TypedRequest)
+    params: CallToolRequestParams = message.params
+    return Codec.encode_request(message.id, message.method, params)
+
+
+def mcpbind_two_stage_request(data: bytes) -> bytes:
+    """Envelope decode (params kept raw), typed params decode, encode back into a request."""
     message = _SERVER.decode(data)
     assert isinstance(message, Request)
     params: CallToolRequestParams = _SERVER.request_params(message)
@@ -224,6 +232,7 @@ class Impl:
 
 
 MCPBIND = "mcpbind"
+MCPBIND_TWO_STAGE = "mcpbind-two-stage"
 MCPBIND_BARE = "mcpbind-bare"
 ORJSON = "orjson"
 PYDANTIC = "pydantic"
@@ -231,6 +240,13 @@ PYDANTIC_BARE = "pydantic-bare"
 
 IMPLS = (
     Impl(MCPBIND, "mcpbind (full message, typed)", True, mcpbind_request, mcpbind_response),
+    Impl(
+        MCPBIND_TWO_STAGE,
+        "mcpbind two-stage (raw params, then typed)",
+        True,
+        mcpbind_two_stage_request,
+        mcpbind_response,
+    ),
     Impl(MCPBIND_BARE, "mcpbind bare struct (body only)", False, bare_request, bare_response),
     Impl(ORJSON, "orjson untyped (full message)", True, orjson_roundtrip, orjson_roundtrip),
     Impl(PYDANTIC, "mcp-types pydantic (full message, typed)", True, pydantic_request, pydantic_response),

@@ -21,6 +21,8 @@ from mcpbind.wire import (
     Notification,
     Request,
     Response,
+    TypedNotification,
+    TypedRequest,
     WireError,
 )
 
@@ -146,6 +148,9 @@ def test_invalid_input_gets_the_right_error(data: bytes, code: int, fragment: st
     error = _wire_error(data)
     assert error.code == code
     assert fragment in error.message
+    with pytest.raises(WireError) as one_pass:
+        SERVER.decode_typed(data)
+    assert (one_pass.value.code, one_pass.value.message, one_pass.value.id) == (code, error.message, error.id)
     answer = json.loads(Codec.encode_wire_error(error))
     assert answer["jsonrpc"] == "2.0"
     assert answer["error"]["code"] == code
@@ -158,6 +163,59 @@ def test_errors_keep_the_request_id_when_it_can_be_read() -> None:
     parse = _wire_error(b"{oops")
     assert parse.id is None
     assert json.loads(Codec.encode_wire_error(parse))["id"] is None
+
+
+def _typed(message: object) -> tuple[object, ...]:
+    if isinstance(message, TypedRequest):
+        return ("request", message.id, message.method, message.params)
+    assert isinstance(message, TypedNotification)
+    return ("notification", message.method, message.params)
+
+
+def test_one_pass_decode() -> None:
+    typed = SERVER.decode_typed(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}')
+    assert _typed(typed) == ("request", 5, "tools/call", v0618.CallToolRequestParams(name="echo"))
+    assert _typed(SERVER.decode_typed(b'{"jsonrpc":"2.0","id":6,"method":"ping"}')) == (
+        "request",
+        6,
+        "ping",
+        {},
+    )
+    note = SERVER.decode_typed(
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}'
+    )
+    assert _typed(note) == (
+        "notification",
+        "notifications/cancelled",
+        v0618.CancelledNotificationParams(request_id=5),
+    )
+    # A notification method sent with an id is a request for a method the server does not have.
+    with pytest.raises(WireError) as info:
+        SERVER.decode_typed(b'{"jsonrpc":"2.0","id":7,"method":"notifications/initialized"}')
+    assert (info.value.code, info.value.id) == (METHOD_NOT_FOUND, 7)
+    response = CLIENT.decode_typed(b'{"jsonrpc":"2.0","id":8,"result":{}}')
+    assert isinstance(response, Response)
+    log = CLIENT.decode_typed(
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":{"x":[1]}}}'
+    )
+    assert _typed(log) == (
+        "notification",
+        "notifications/message",
+        v0618.LoggingMessageNotificationParams(level="info", data={"x": [1]}),
+    )
+    # Taken by the two-stage path (an unknown content type), the result is the same.
+    slow = CLIENT.decode_typed(
+        b'{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"maxTokens":5,'
+        b'"messages":[{"role":"user","content":{"type":"hologram"}}]}}'
+    )
+    assert isinstance(slow, TypedRequest) and slow.method == "sampling/createMessage"
+    assert isinstance(slow.params.messages[0].content, UnknownContent)
+    batch = Codec.for_version("2025-03-26", "server").decode_typed(
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"nope"}]'
+    )
+    assert isinstance(batch, list)
+    assert _typed(batch[0]) == ("request", 1, "ping", {})
+    assert isinstance(batch[1], WireError) and batch[1].code == METHOD_NOT_FOUND
 
 
 def test_batches_only_where_the_version_has_them() -> None:

@@ -23,7 +23,15 @@ from msgspec import UNSET
 from mcpbind.methods import Direction
 from mcpbind.schema import v2025_06_18 as mcp
 from mcpbind.schema.v2025_06_18 import methods
-from mcpbind.wire import Codec, ErrorResponse, Notification, Request, Response
+from mcpbind.wire import (
+    Codec,
+    ErrorResponse,
+    Notification,
+    Request,
+    Response,
+    TypedNotification,
+    TypedRequest,
+)
 
 VERSION = "2025-06-18"
 Side = Literal["client", "server"]
@@ -1171,6 +1179,10 @@ def test_request_round_trips(
     params = codec.request_params(decoded)
     assert isinstance(params, params_type)
     _check(params, checks)
+    # The one-pass path gives the same typed message as the two stages.
+    typed = codec.decode_typed(_wire(message))
+    assert isinstance(typed, TypedRequest)
+    assert (typed.id, typed.method, typed.params) == (decoded.id, decoded.method, params)
     # An absent params member decodes as the defaults; a peer forwarding it leaves it absent.
     again = Codec.encode_request(decoded.id, decoded.method, params if "params" in message else UNSET)
     assert json.loads(again) == message
@@ -1205,6 +1217,9 @@ def test_notification_round_trips(
     params = codec.notification_params(decoded)
     assert isinstance(params, params_type)
     _check(params, checks)
+    typed = codec.decode_typed(_wire(message))
+    assert isinstance(typed, TypedNotification)
+    assert (typed.method, typed.params) == (decoded.method, params)
     again = Codec.encode_notification(decoded.method, params if "params" in message else UNSET)
     assert json.loads(again) == message
 

@@ -12,16 +12,18 @@ message that names the offending path, and the request id when it could be read.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, reduce
 from types import ModuleType
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.unions import dec_hook
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -37,6 +39,9 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "TypedIncoming",
+    "TypedNotification",
+    "TypedRequest",
     "WireError",
 ]
 
@@ -47,6 +52,7 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 
 RequestId = int | str
+T = TypeVar("T")
 Role = Literal["client", "server"]
 
 
@@ -89,6 +95,30 @@ class ErrorResponse(msgspec.Struct, frozen=True):
 
 
 Incoming = Request | Notification | Response | ErrorResponse
+
+
+class TypedRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A received request with its params decoded into its method's struct.
+
+    Each method has its own subclass (built by the codec), whose ``params`` has the method's
+    params type and whose ``method`` is a class attribute, so msgspec decodes a whole request
+    in one pass and nothing is copied afterwards.
+    """
+
+    id: RequestId
+    params: Any
+    method: ClassVar[str]
+
+
+class TypedNotification(msgspec.Struct, frozen=True, kw_only=True):
+    """A received notification with its params decoded into its method's struct (see
+    :class:`TypedRequest`)."""
+
+    params: Any
+    method: ClassVar[str]
+
+
+TypedIncoming = TypedRequest | TypedNotification | Response | ErrorResponse
 
 
 class WireError(Exception):
@@ -157,6 +187,46 @@ def _at(prefix: str, exc: msgspec.ValidationError) -> str:
     return _PATH.sub("`" + prefix, str(exc))
 
 
+def _typed_messages(
+    requests: Mapping[str, RequestSpec[Any, Any]], notifications: Mapping[str, NotificationSpec[Any]]
+) -> tuple[msgspec.json.Decoder[Any], dict[str, type[TypedRequest]], dict[str, type[TypedNotification]]]:
+    """A subclass of TypedRequest / TypedNotification per method this side may receive, and one
+    msgspec decoder for the union of them all, tagged by ``method``."""
+    typed_requests: dict[str, type[TypedRequest]] = {}
+    typed_notes: dict[str, type[TypedNotification]] = {}
+    for method, spec in requests.items():
+        typed_requests[method] = _typed_class(
+            TypedRequest, method, spec.params_type, spec.params_optional, []
+        )
+    for method, note in notifications.items():
+        # ``id`` is kept only to tell a notification from a request sent with its method name.
+        extra = [("id", int | str | None | UnsetType, UNSET)]
+        typed_notes[method] = _typed_class(
+            TypedNotification, method, note.params_type, note.params_optional, extra
+        )
+    union: Any = reduce(operator.or_, [*typed_requests.values(), *typed_notes.values()])
+    return msgspec.json.Decoder(union, dec_hook=dec_hook), typed_requests, typed_notes
+
+
+def _typed_class(base: type[T], method: str, params_type: Any, optional: bool, extra: list[Any]) -> type[T]:
+    params: tuple[str, Any] | tuple[str, Any, Any] = ("params", params_type)
+    if optional:
+        params = ("params", params_type, msgspec.field(default_factory=params_type))
+    fields = [("jsonrpc", Literal["2.0"]), params, *extra]
+    name = f"{base.__name__}[{method}]"
+    return msgspec.defstruct(  # type: ignore[return-value]
+        name,
+        fields,
+        bases=(base,),
+        tag_field="method",
+        tag=method,
+        kw_only=True,
+        frozen=True,
+        namespace={"method": method},
+        module=__name__,
+    )
+
+
 @cache
 def _codec(version: str, role: Role) -> Codec:
     from mcpbind.schema import load
@@ -208,6 +278,9 @@ class Codec:
         self._params_fast = {
             m: (s, s.params_decoder.msgspec_decoder) for m, s in self.incoming_requests.items()
         }
+        self._one_pass, self._typed_requests, self._typed_notes = _typed_messages(
+            self.incoming_requests, self.incoming_notifications
+        )
 
     @classmethod
     def for_version(cls, version: str, role: Role) -> Codec:
@@ -294,6 +367,43 @@ class Codec:
         )
 
     # -- stage 2: typed params and results --------------------------------------------------
+
+    def decode_typed(
+        self, data: bytes | bytearray | memoryview
+    ) -> TypedIncoming | list[TypedIncoming | WireError]:
+        """:meth:`decode` and the typed params of a request or notification, in one call.
+
+        A well-formed request or notification of a known method is decoded in a single msgspec
+        pass (a union of per-method envelopes tagged by ``method``); anything else takes the
+        two-stage path, so errors and their codes are exactly those of :meth:`decode`,
+        :meth:`request_params` and :meth:`notification_params`.
+        """
+        try:
+            typed: TypedRequest | TypedNotification = self._one_pass.decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            pass
+        else:
+            if isinstance(typed, TypedRequest) or typed.id is UNSET:  # type: ignore[attr-defined]
+                return typed
+        message = self.decode(data)
+        if isinstance(message, list):
+            out: list[TypedIncoming | WireError] = []
+            for item in message:
+                try:
+                    out.append(item if isinstance(item, WireError) else self._typed(item))
+                except WireError as exc:
+                    out.append(exc)
+            return out
+        return self._typed(message)
+
+    def _typed(self, message: Incoming) -> TypedIncoming:
+        if isinstance(message, Request):
+            params = self.request_params(message)
+            return self._typed_requests[message.method](jsonrpc="2.0", id=message.id, params=params)  # type: ignore[call-arg]
+        if isinstance(message, Notification):
+            params = self.notification_params(message)
+            return self._typed_notes[message.method](jsonrpc="2.0", params=params)  # type: ignore[call-arg]
+        return message
 
     def request_spec(self, message: Request) -> RequestSpec[Any, Any]:
         spec = self.incoming_requests.get(message.method)
