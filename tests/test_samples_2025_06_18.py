@@ -15,7 +15,7 @@ import base64
 import copy
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import pytest
 from msgspec import UNSET
@@ -32,12 +32,11 @@ from mcpbind.wire import (
     TypedNotification,
     TypedRequest,
 )
+from tests.sample_checks import Check, Side, check, dig, other, wire
 
 VERSION = "2025-06-18"
-Side = Literal["client", "server"]
 # (attribute path, expected value); a path is dotted attribute names, list indexes and dict keys,
 # or a tuple of them; an expected value that is a class is an isinstance check.
-Check = tuple[str | tuple[str | int, ...], Any]
 
 # Small base64 payloads of our own: the start of a PNG, of a WAV file and of a gzip stream.
 PNG_B64 = base64.b64encode(
@@ -51,37 +50,6 @@ ANNOTATIONS: dict[str, Any] = {
     "priority": 0.75,
     "lastModified": "2025-06-20T08:15:00Z",
 }
-
-
-def _other(side: Side) -> Side:
-    return "server" if side == "client" else "client"
-
-
-def _dig(value: Any, path: str | tuple[str | int, ...]) -> Any:
-    steps: Sequence[str | int] = path.split(".") if isinstance(path, str) else path
-    for step in steps:
-        if isinstance(value, list):
-            value = value[int(step)]
-        elif isinstance(value, dict):
-            value = value[step]
-        else:
-            assert isinstance(step, str)
-            value = getattr(value, step)
-    return value
-
-
-def _check(value: Any, checks: Sequence[Check]) -> None:
-    for path, expected in checks:
-        actual = _dig(value, path)
-        if isinstance(expected, type):
-            assert isinstance(actual, expected), f"{path}: {actual!r} is not a {expected.__name__}"
-        else:
-            assert actual == expected, f"{path}: {actual!r} != {expected!r}"
-            assert type(actual) is type(expected) or {type(actual), type(expected)} == {int, float}, path
-
-
-def _wire(message: dict[str, Any]) -> bytes:
-    return json.dumps(message).encode()
 
 
 # -- the content blocks, each with every optional member -------------------------------------
@@ -1171,16 +1139,16 @@ def test_request_round_trips(
 ) -> None:
     spec = methods.REQUESTS[message["method"]]
     assert spec.direction.sent_by_client() if sender == "client" else spec.direction.sent_by_server()
-    codec = Codec.for_version(VERSION, role=_other(sender))
-    decoded = codec.decode(_wire(message))
+    codec = Codec.for_version(VERSION, role=other(sender))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, Request)
     assert decoded.id == message["id"]
     assert decoded.method == message["method"]
     params = codec.request_params(decoded)
     assert isinstance(params, params_type)
-    _check(params, checks)
+    check(params, checks)
     # The one-pass path gives the same typed message as the two stages.
-    typed = codec.decode_typed(_wire(message))
+    typed = codec.decode_typed(wire(message))
     assert isinstance(typed, TypedRequest)
     assert (typed.id, typed.method, typed.params) == (decoded.id, decoded.method, params)
     # An absent params member decodes as the defaults; a peer forwarding it leaves it absent.
@@ -1196,12 +1164,12 @@ def test_result_round_trips(
     # The response travels back to whoever sent the request.
     receiver: Side = "client" if spec.direction.sent_by_client() else "server"
     codec = Codec.for_version(VERSION, role=receiver)
-    decoded = codec.decode(_wire(message))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, Response)
     assert decoded.id == message["id"]
     result = codec.result(spec, decoded)
     assert isinstance(result, result_type)
-    _check(result, checks)
+    check(result, checks)
     assert json.loads(Codec.encode_result(decoded.id, result)) == message
 
 
@@ -1211,13 +1179,13 @@ def test_notification_round_trips(
 ) -> None:
     spec = methods.NOTIFICATIONS[message["method"]]
     assert spec.direction.sent_by_client() if sender == "client" else spec.direction.sent_by_server()
-    codec = Codec.for_version(VERSION, role=_other(sender))
-    decoded = codec.decode(_wire(message))
+    codec = Codec.for_version(VERSION, role=other(sender))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, Notification)
     params = codec.notification_params(decoded)
     assert isinstance(params, params_type)
-    _check(params, checks)
-    typed = codec.decode_typed(_wire(message))
+    check(params, checks)
+    typed = codec.decode_typed(wire(message))
     assert isinstance(typed, TypedNotification)
     assert (typed.method, typed.params) == (decoded.method, params)
     again = Codec.encode_notification(decoded.method, params if "params" in message else UNSET)
@@ -1230,7 +1198,7 @@ def test_error_round_trips(
     message: dict[str, Any], request_id: int | str | None, code: int, receiver: Side
 ) -> None:
     codec = Codec.for_version(VERSION, role=receiver)
-    decoded = codec.decode(_wire(message))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, ErrorResponse)
     assert decoded.id == request_id
     assert decoded.error.code == code
@@ -1253,13 +1221,13 @@ def test_the_comparison_sees_a_member_the_structs_drop(where: tuple[str | int, .
     # round-trip comparison above must notice that, or it would pass vacuously.
     (message,) = [m for name, m, _, _ in _values(RESULT_SAMPLES) if name == "tools/call" and m["id"] == 11]
     message = copy.deepcopy(message)
-    _dig(message["result"], where[:-1])[where[-1]] = "unknown to the schema"
+    dig(message["result"], where[:-1])[where[-1]] = "unknown to the schema"
     codec = Codec.for_version(VERSION, role="client")
-    decoded = codec.decode(_wire(message))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, Response)
     again = json.loads(Codec.encode_result(decoded.id, codec.result(methods.TOOLS_CALL, decoded)))
     assert again != message
-    _dig(message["result"], where[:-1]).pop(where[-1])
+    dig(message["result"], where[:-1]).pop(where[-1])
     assert again == message
 
 

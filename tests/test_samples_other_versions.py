@@ -22,7 +22,7 @@ import base64
 import json
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 import pytest
 from msgspec import UNSET
@@ -42,11 +42,10 @@ from mcpbind.wire import (
     Response,
     WireError,
 )
+from tests.sample_checks import Check, Side, check, other, wire
 
-Side = Literal["client", "server"]
 # (attribute path, expected value); a path is dotted attribute names, list indexes and dict keys,
 # or a tuple of them (for keys with dots); an expected class is an isinstance check.
-Check = tuple[str | tuple[str | int, ...], Any]
 
 MODULES: dict[str, ModuleType] = {
     "2024-11-05": v24,
@@ -118,37 +117,6 @@ def _note(
 
 def _err(version: str, message: dict[str, Any], variant: str, marks: Any = ()) -> Any:
     return pytest.param(version, message, id=f"{version}/{variant}", marks=marks)
-
-
-def _dig(value: Any, path: str | tuple[str | int, ...]) -> Any:
-    steps: Sequence[str | int] = path.split(".") if isinstance(path, str) else path
-    for step in steps:
-        if isinstance(value, list):
-            value = value[int(step)]
-        elif isinstance(value, dict):
-            value = value[step]
-        else:
-            assert isinstance(step, str)
-            value = getattr(value, step)
-    return value
-
-
-def _check(value: Any, checks: Sequence[Check]) -> None:
-    for path, expected in checks:
-        actual = _dig(value, path)
-        if isinstance(expected, type):
-            assert isinstance(actual, expected), f"{path}: {actual!r} is not a {expected.__name__}"
-        else:
-            assert actual == expected, f"{path}: {actual!r} != {expected!r}"
-            assert type(actual) is type(expected) or {type(actual), type(expected)} == {int, float}, path
-
-
-def _wire(message: Any) -> bytes:
-    return json.dumps(message).encode()
-
-
-def _other(side: Side) -> Side:
-    return "server" if side == "client" else "client"
 
 
 def _values(samples: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -2982,13 +2950,13 @@ def test_request_round_trips(
 ) -> None:
     spec = MODULES[version].methods.REQUESTS[message["method"]]
     assert spec.direction.sent_by_client() if sender == "client" else spec.direction.sent_by_server()
-    codec = Codec.for_version(version, role=_other(sender))
-    decoded = codec.decode(_wire(message))
+    codec = Codec.for_version(version, role=other(sender))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, Request)
     assert (decoded.id, decoded.method) == (message["id"], message["method"])
     params = codec.request_params(decoded)
     assert isinstance(params, params_type)
-    _check(params, checks)
+    check(params, checks)
     # An absent params member decodes as the defaults; a peer forwarding it leaves it absent.
     again = Codec.encode_request(decoded.id, decoded.method, params if "params" in message else UNSET)
     assert json.loads(again) == message
@@ -3000,12 +2968,12 @@ def test_result_round_trips(
 ) -> None:
     spec = MODULES[version].methods.REQUESTS[method]
     codec = Codec.for_version(version, role="client" if spec.direction.sent_by_client() else "server")
-    decoded = codec.decode(_wire(message))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, Response)
     assert decoded.id == message["id"]
     result = codec.result(spec, decoded)
     assert isinstance(result, result_type)
-    _check(result, checks)
+    check(result, checks)
     assert json.loads(Codec.encode_result(decoded.id, result)) == message
 
 
@@ -3015,12 +2983,12 @@ def test_notification_round_trips(
 ) -> None:
     spec = MODULES[version].methods.NOTIFICATIONS[message["method"]]
     assert spec.direction.sent_by_client() if sender == "client" else spec.direction.sent_by_server()
-    codec = Codec.for_version(version, role=_other(sender))
-    decoded = codec.decode(_wire(message))
+    codec = Codec.for_version(version, role=other(sender))
+    decoded = codec.decode(wire(message))
     assert isinstance(decoded, Notification)
     params = codec.notification_params(decoded)
     assert isinstance(params, params_type)
-    _check(params, checks)
+    check(params, checks)
     again = Codec.encode_notification(decoded.method, params if "params" in message else UNSET)
     assert json.loads(again) == message
 
@@ -3029,7 +2997,7 @@ def test_notification_round_trips(
 def test_error_round_trips(version: str, message: dict[str, Any]) -> None:
     for role in ("client", "server"):
         codec = Codec.for_version(version, role=role)
-        decoded = codec.decode(_wire(message))
+        decoded = codec.decode(wire(message))
         assert isinstance(decoded, ErrorResponse)
         # An absent id must stay absent (2025-11-25 and later allow it); "id": null stays null.
         assert decoded.id == message.get("id", UNSET)
@@ -3232,7 +3200,7 @@ BATCH_OF_RESPONSES: list[dict[str, Any]] = [
 
 def test_batch_of_requests_decodes_into_a_list_2025_03_26() -> None:
     codec = Codec.for_version("2025-03-26", role="server")
-    decoded = codec.decode(_wire(BATCH_OF_REQUESTS))
+    decoded = codec.decode(wire(BATCH_OF_REQUESTS))
     assert isinstance(decoded, list)
     assert [type(item) for item in decoded] == [Request, Notification, Request, Request]
     again: list[bytes] = []
@@ -3254,7 +3222,7 @@ def test_batch_of_requests_decodes_into_a_list_2025_03_26() -> None:
 
 def test_batch_of_responses_decodes_into_a_list_2025_03_26() -> None:
     codec = Codec.for_version("2025-03-26", role="client")
-    decoded = codec.decode(_wire(BATCH_OF_RESPONSES))
+    decoded = codec.decode(wire(BATCH_OF_RESPONSES))
     assert isinstance(decoded, list)
     tools, missing, pong = decoded
     assert isinstance(tools, Response) and isinstance(missing, ErrorResponse) and isinstance(pong, Response)
@@ -3271,7 +3239,7 @@ def test_batch_of_responses_decodes_into_a_list_2025_03_26() -> None:
 
 def test_batch_member_errors_are_kept_in_place_2025_03_26() -> None:
     codec = Codec.for_version("2025-03-26", role="server")
-    decoded = codec.decode(_wire([BATCH_OF_REQUESTS[0], {"id": 7, "method": "ping"}, 42]))
+    decoded = codec.decode(wire([BATCH_OF_REQUESTS[0], {"id": 7, "method": "ping"}, 42]))
     assert isinstance(decoded, list)
     assert isinstance(decoded[0], Request)
     assert isinstance(decoded[1], WireError) and decoded[1].code == INVALID_REQUEST and decoded[1].id == 7
@@ -3286,7 +3254,7 @@ def test_batch_member_errors_are_kept_in_place_2025_03_26() -> None:
 def test_batch_is_rejected_where_the_version_has_none(version: str, role: Side) -> None:
     codec = Codec.for_version(version, role=role)
     with pytest.raises(WireError) as rejected:
-        codec.decode(_wire(BATCH_OF_REQUESTS if role == "server" else BATCH_OF_RESPONSES))
+        codec.decode(wire(BATCH_OF_REQUESTS if role == "server" else BATCH_OF_RESPONSES))
     assert rejected.value.code == INVALID_REQUEST == -32600
 
 
@@ -3323,7 +3291,7 @@ def test_input_requests_are_not_standalone_requests_2026_07_28(method: str) -> N
         }[method]
     ]["params"]
     codec = Codec.for_version("2026-07-28", role="client")
-    decoded = codec.decode(_wire({"jsonrpc": "2.0", "id": 77, "method": method, "params": params}))
+    decoded = codec.decode(wire({"jsonrpc": "2.0", "id": 77, "method": method, "params": params}))
     assert isinstance(decoded, Request)
     assert v26.methods.REQUESTS[method].embedded
     # Input requests travel only inside an InputRequiredResult, never as JSON-RPC requests.
