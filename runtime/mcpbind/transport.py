@@ -1,0 +1,43 @@
+"""What a transport is: framed messages in and out, nothing else.
+
+A transport moves whole JSON-RPC messages as bytes. It does not parse them, does not know about
+requests or sessions, and is used by one reader and any number of writers (writes of one
+message are never interleaved with another's).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "MessageTooLarge", "Transport"]
+
+# 16 MiB: far above any ordinary MCP message, low enough that one line cannot exhaust memory.
+DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
+
+
+class MessageTooLarge(Exception):
+    """A received message exceeded the transport's limit; it was discarded whole.
+
+    The transport stays usable: the next ``receive()`` returns the message after it.
+    """
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"message of {size} bytes or more exceeds the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class Transport(Protocol):
+    """Framed messages in and out.
+
+    ``receive`` raises ``anyio.EndOfStream`` once the peer has closed its side (and
+    ``anyio.ClosedResourceError`` after our own ``aclose``), and ``MessageTooLarge`` for a message
+    over the limit. ``send`` raises ``anyio.BrokenResourceError`` or
+    ``anyio.ClosedResourceError`` when the peer is gone.
+    """
+
+    async def receive(self) -> bytes: ...
+
+    async def send(self, message: bytes) -> None: ...
+
+    async def aclose(self) -> None: ...
