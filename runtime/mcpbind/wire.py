@@ -17,11 +17,19 @@ import re
 from collections.abc import Mapping
 from functools import cache, reduce
 from types import ModuleType
-from typing import Any, ClassVar, Final, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from mcpbind.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    McpError,
+)
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.unions import dec_hook
 
@@ -45,11 +53,6 @@ __all__ = [
     "WireError",
 ]
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
 
 RequestId = int | str
 T = TypeVar("T")
@@ -121,15 +124,13 @@ class TypedNotification(msgspec.Struct, frozen=True, kw_only=True):
 TypedIncoming = TypedRequest | TypedNotification | Response | ErrorResponse
 
 
-class WireError(Exception):
-    """A message that cannot be accepted, with the JSON-RPC error to answer it with."""
+class WireError(McpError):
+    """A message that cannot be accepted, with the JSON-RPC error to answer it with and the
+    request id when it could be read."""
 
     def __init__(self, code: int, message: str, id: RequestId | None = None, data: Any = UNSET) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(code, message, data)
         self.id = id
-        self.data = data
 
     def to_error(self) -> ErrorObject:
         return ErrorObject(self.code, self.message, self.data)
@@ -254,9 +255,10 @@ class Codec:
     may send and answers any other method with "method not found", and the reverse.
     """
 
-    def __init__(self, methods: ModuleType, role: Role) -> None:
+    def __init__(self, methods: ModuleType, role: Role, *, batching: bool | None = None) -> None:
         self.version: str = methods.PROTOCOL_VERSION
-        self.batching: bool = methods.BATCHING
+        # ``batching`` overrides the table's: types of one version, batches of another.
+        self.batching: bool = methods.BATCHING if batching is None else batching
         self.role = role
         all_requests: Mapping[str, RequestSpec[Any, Any]] = methods.REQUESTS
         all_notes: Mapping[str, NotificationSpec[Any]] = methods.NOTIFICATIONS
@@ -307,7 +309,8 @@ class Codec:
         items = _RAW_ITEMS.decode(data)  # the envelope decode already proved it is valid JSON
         if not self.batching:
             raise WireError(
-                INVALID_REQUEST, f"Invalid request: JSON-RPC batches are not supported in MCP {self.version}"
+                INVALID_REQUEST,
+                "Invalid request: JSON-RPC batches are not supported in this protocol version",
             )
         if not items:
             raise WireError(INVALID_REQUEST, "Invalid request: empty batch")

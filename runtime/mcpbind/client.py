@@ -1,0 +1,250 @@
+"""The client endpoint: a typed async method for every request a client sends, callbacks for
+what a server sends."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from mcpbind.connection import SUPPORTED_VERSIONS, Connection
+from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.session import NotificationHandler, ProgressCallback, RequestContext, RequestHandler, Session
+from mcpbind.transport import Transport
+
+__all__ = ["Client", "ClientSession"]
+
+methods = types.methods
+P = TypeVar("P")
+R = TypeVar("R")
+UNSET = types.UNSET
+
+SamplingHandler = Callable[
+    [types.CreateMessageRequestParams, RequestContext], Awaitable[types.CreateMessageResult]
+]
+ElicitationHandler = Callable[[Any, RequestContext], Awaitable[types.ElicitResult]]
+RootsHandler = Callable[[types.RequestParams, RequestContext], Awaitable[types.ListRootsResult]]
+LoggingHandler = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
+
+
+def _opt(value: Any) -> Any:
+    return UNSET if value is None else value
+
+
+class ClientSession:
+    """A connected, initialized client: one typed method per request a client sends."""
+
+    def __init__(self, session: Session, initialize_result: types.InitializeResult) -> None:
+        self.session = session
+        self.initialize_result = initialize_result
+
+    @property
+    def protocol_version(self) -> str:
+        return self.initialize_result.protocol_version
+
+    @property
+    def server_info(self) -> types.Implementation:
+        return self.initialize_result.server_info
+
+    @property
+    def server_capabilities(self) -> types.ServerCapabilities:
+        return self.initialize_result.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        value = self.initialize_result.instructions
+        return value if isinstance(value, str) else None
+
+    async def request(
+        self,
+        spec: RequestSpec[P, R],
+        params: P,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> R:
+        """Any request, typed by its spec (``methods.TOOLS_CALL``...)."""
+        return await self.session.request(spec, params, timeout=timeout, progress=progress)
+
+    async def notify(self, spec: NotificationSpec[P], params: P) -> None:
+        await self.session.notify(spec, params)
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        await self.session.request(methods.PING, types.RequestParams(), timeout=timeout)
+
+    async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
+        return await self.request(methods.TOOLS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> types.CallToolResult:
+        params = types.CallToolRequestParams(
+            name=name, arguments=UNSET if arguments is None else dict(arguments)
+        )
+        result = await self.request(methods.TOOLS_CALL, params, timeout=timeout, progress=progress)
+        if not isinstance(result, types.CallToolResult):
+            raise TypeError(f"expected a CallToolResult, got {type(result).__name__}")
+        return result
+
+    async def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
+        return await self.request(methods.RESOURCES_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
+
+    async def list_resource_templates(self, cursor: str | None = None) -> types.ListResourceTemplatesResult:
+        return await self.request(
+            methods.RESOURCES_TEMPLATES_LIST, types.PaginatedRequestParams(cursor=_opt(cursor))
+        )
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        return await self.request(methods.RESOURCES_READ, types.ReadResourceRequestParams(uri=uri))
+
+    async def subscribe_resource(self, uri: str) -> None:
+        await self.request(methods.RESOURCES_SUBSCRIBE, types.SubscribeRequestParams(uri=uri))
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await self.request(methods.RESOURCES_UNSUBSCRIBE, types.UnsubscribeRequestParams(uri=uri))
+
+    async def list_prompts(self, cursor: str | None = None) -> types.ListPromptsResult:
+        return await self.request(methods.PROMPTS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> types.GetPromptResult:
+        params = types.GetPromptRequestParams(
+            name=name, arguments=UNSET if arguments is None else dict(arguments)
+        )
+        return await self.request(methods.PROMPTS_GET, params)
+
+    async def complete(
+        self,
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+    ) -> types.CompleteResult:
+        params = types.CompleteRequestParams(
+            ref=ref,
+            argument=types.CompleteRequestParamsArgument(name=argument, value=value),
+            context=UNSET if context is None else types.CompleteRequestParamsContext(arguments=dict(context)),
+        )
+        return await self.request(methods.COMPLETION_COMPLETE, params)
+
+    async def set_logging_level(self, level: str) -> None:
+        await self.request(methods.LOGGING_SETLEVEL, types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
+
+    async def send_roots_list_changed(self) -> None:
+        await self.notify(methods.ROOTS_LIST_CHANGED, types.NotificationParams())
+
+
+class Client:
+    """An MCP client: says who it is and what it handles, then connects to servers.
+
+    ``sampling``, ``elicitation`` and ``roots`` handlers answer the server's requests and
+    declare the matching capabilities; without one, the capability is not declared and the
+    server may not send that request. ``version`` is the protocol version to ask for (the
+    newest supported by default).
+    """
+
+    def __init__(
+        self,
+        name: str = "mcpbind",
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        sampling: SamplingHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        roots: RootsHandler | None = None,
+        logging: LoggingHandler | None = None,
+        notification_handlers: Mapping[str, NotificationHandler] | None = None,
+        versions: Sequence[str] = SUPPORTED_VERSIONS,
+        protocol_version: str | None = None,
+        request_timeout: float | None = 60.0,
+        max_concurrent_requests: int = 16,
+    ) -> None:
+        self.info = types.Implementation(name=name, version=version, title=_opt(title))
+        self.versions = tuple(versions)
+        self.protocol_version = protocol_version or self.versions[0]
+        self.request_timeout = request_timeout
+        self.max_concurrent_requests = max_concurrent_requests
+        self.request_handlers: dict[str, RequestHandler] = {}
+        self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
+        if sampling is not None:
+            self.request_handlers[methods.SAMPLING_CREATEMESSAGE.method] = sampling
+        if elicitation is not None:
+            self.request_handlers[methods.ELICITATION_CREATE.method] = elicitation
+        if roots is not None:
+            self.request_handlers[methods.ROOTS_LIST.method] = roots
+        if logging is not None:
+            handler = logging
+
+            async def on_log(params: Any, session: Session) -> None:
+                await handler(params)
+
+            self.notification_handlers[methods.MESSAGE.method] = on_log
+        self.capabilities = types.ClientCapabilities(
+            sampling=types.ClientCapabilitiesSampling() if sampling is not None else UNSET,
+            elicitation=types.ClientCapabilitiesElicitation() if elicitation is not None else UNSET,
+            roots=types.ClientCapabilitiesRoots(list_changed=True) if roots is not None else UNSET,
+        )
+
+    def on_notification(
+        self, spec: NotificationSpec[P]
+    ) -> Callable[[Callable[[P, Session], Awaitable[None]]], Callable[[P, Session], Awaitable[None]]]:
+        """Decorator: handle a notification the server sends."""
+
+        def register(
+            handler: Callable[[P, Session], Awaitable[None]],
+        ) -> Callable[[P, Session], Awaitable[None]]:
+            self.notification_handlers[spec.method] = handler
+            return handler
+
+        return register
+
+    @asynccontextmanager
+    async def connect(
+        self, transport: Transport, *, timeout: float | None = None
+    ) -> AsyncIterator[ClientSession]:
+        """Initialize a session over ``transport``; it is closed when the block ends."""
+        connection = Connection("client", self.info, self.capabilities, versions=self.versions)
+        session = Session(
+            transport,
+            connection,
+            request_handlers=self.request_handlers,
+            notification_handlers=self.notification_handlers,
+            request_timeout=self.request_timeout,
+            max_concurrent_requests=self.max_concurrent_requests,
+        )
+        async with session:
+            params = types.InitializeRequestParams(
+                protocol_version=self.protocol_version, capabilities=self.capabilities, client_info=self.info
+            )
+            result = await session.request(methods.INITIALIZE, params, timeout=timeout)
+            await session._send(connection.initialized(result))
+            session.ready.set()
+            yield ClientSession(session, result)
+
+    @asynccontextmanager
+    async def connect_stdio(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[ClientSession]:
+        """Start ``command args...`` as a stdio server and connect to it."""
+        from mcpbind.stdio import spawn_stdio_server
+
+        async with (
+            spawn_stdio_server(
+                command, list(args), env=dict(env) if env is not None else None, cwd=cwd
+            ) as transport,
+            self.connect(transport, timeout=timeout) as session,
+        ):
+            yield session

@@ -1,0 +1,420 @@
+"""The protocol core: lifecycle, request ids, pending requests, cancellation and progress
+bookkeeping, for one side of one connection. It does no I/O and knows nothing about tasks:
+bytes go in through :meth:`Connection.receive` and come out as events and as bytes to send.
+
+Handlers see one set of types whatever version was negotiated: those of the newest version
+with an ``initialize`` handshake (:data:`CANONICAL_VERSION`), a superset of the older ones.
+What goes out to a peer that negotiated an older version is re-decoded with that version's
+types first, so members it does not know are never sent to it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import msgspec
+from msgspec import UNSET
+
+from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.schema import load
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.wire import (
+    Codec,
+    ErrorResponse,
+    RequestId,
+    Response,
+    TypedNotification,
+    TypedRequest,
+    WireError,
+)
+
+__all__ = [
+    "CANONICAL_VERSION",
+    "SUPPORTED_VERSIONS",
+    "CancelRequested",
+    "Connection",
+    "ErrorReceived",
+    "Event",
+    "NotificationReceived",
+    "Phase",
+    "ProgressReceived",
+    "Reply",
+    "RequestReceived",
+    "ResponseReceived",
+    "SessionReady",
+    "UnmatchedResponse",
+    "negotiate_version",
+]
+
+Role = Literal["client", "server"]
+
+CANONICAL_VERSION: Final = "2025-11-25"
+# Newest first: a server that cannot give a client the version it asked for offers the first.
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+
+methods = types.methods
+
+# The client capability a server needs before it may send each of these requests.
+_CLIENT_CAPABILITY_FOR: Final = {
+    methods.SAMPLING_CREATEMESSAGE.method: "sampling",
+    methods.ELICITATION_CREATE.method: "elicitation",
+    methods.ROOTS_LIST.method: "roots",
+}
+
+
+class Phase(enum.Enum):
+    NEW = "new"  # nothing exchanged yet
+    INITIALIZING = "initializing"  # initialize sent (client) or answered (server)
+    READY = "ready"  # the initialized notification went out (client) or came in (server)
+
+
+# -- events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestReceived:
+    """A request for a handler: answer it with :meth:`Connection.respond` or ``respond_error``."""
+
+    id: RequestId
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationReceived:
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived:
+    """The typed result of a request this side sent."""
+
+    id: RequestId
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    """The peer answered a request this side sent with an error."""
+
+    id: RequestId
+    error: McpError
+
+
+@dataclass(frozen=True, slots=True)
+class UnmatchedResponse:
+    """A response whose id matches no pending request (late, duplicated or bogus): dropped."""
+
+    id: RequestId | None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRequested:
+    """The peer cancelled a request it sent; its handler should stop and send nothing."""
+
+    request_id: RequestId
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressReceived:
+    token: str | int
+    params: types.ProgressNotificationParams
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Bytes the core produced on its own (an error, a ping or initialize answer) to send now."""
+
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SessionReady:
+    """The handshake is complete on this side."""
+
+
+Event = (
+    RequestReceived
+    | NotificationReceived
+    | ResponseReceived
+    | ErrorReceived
+    | UnmatchedResponse
+    | CancelRequested
+    | ProgressReceived
+    | Reply
+    | SessionReady
+)
+
+
+def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
+    """The version a server answers: the one asked for when it has it, else its newest."""
+    return requested if requested in supported else supported[0]
+
+
+@dataclass
+class _Pending:
+    spec: RequestSpec[Any, Any]
+    progress_token: str | int | None = None
+
+
+@dataclass
+class _Peer:
+    info: types.Implementation | None = None
+    capabilities: Any = None
+    instructions: str | None = None
+
+
+@dataclass
+class Connection:
+    """One side of one MCP connection, as a state machine.
+
+    ``info`` and ``capabilities`` describe this side (``Implementation`` and
+    ``ServerCapabilities`` or ``ClientCapabilities``); a server may add ``instructions``.
+    """
+
+    role: Role
+    info: types.Implementation
+    capabilities: Any
+    instructions: str | None = None
+    versions: tuple[str, ...] = SUPPORTED_VERSIONS
+    phase: Phase = Phase.NEW
+    protocol_version: str | None = None
+    peer: _Peer = field(default_factory=_Peer)
+    _next_id: int = 0
+    _pending: dict[RequestId, _Pending] = field(default_factory=dict)
+    _in_flight: set[RequestId] = field(default_factory=set)
+    _codec: Codec = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._codec = Codec(methods, self.role)
+        for version in self.versions:
+            load(version)  # fail at construction, not mid-session, on an unknown version
+
+    # -- receiving ------------------------------------------------------------------------
+
+    def receive(self, data: bytes) -> list[Event]:
+        """Everything one received message means. Never raises for bad input: a message that
+        needs an error answer yields a :class:`Reply`, one that needs nothing yields nothing."""
+        try:
+            message = self._codec.decode_typed(data)
+        except WireError as error:
+            return self._reject(error)
+        if isinstance(message, list):
+            events: list[Event] = []
+            for item in message:
+                events += self._reject(item) if isinstance(item, WireError) else self._one(item)
+            return events
+        return self._one(message)
+
+    def _reject(self, error: WireError) -> list[Event]:
+        if error.id is None and error.code not in (-32700, INVALID_REQUEST):
+            return []  # a notification: JSON-RPC never answers one
+        return [Reply(Codec.encode_wire_error(error))]
+
+    def _one(self, message: TypedRequest | TypedNotification | Response | ErrorResponse) -> list[Event]:
+        if isinstance(message, TypedRequest):
+            return self._request(message)
+        if isinstance(message, TypedNotification):
+            return self._notification(message)
+        if isinstance(message, Response):
+            return self._response(message)
+        return self._error_response(message)
+
+    def _request(self, message: TypedRequest) -> list[Event]:
+        method, ident = message.method, message.id
+        if method == "ping":
+            return [Reply(Codec.encode_result(ident, _EMPTY))]
+        if ident in self._in_flight:
+            return [
+                Reply(Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"))
+            ]
+        if method == "initialize":
+            return self._initialize(ident, message.params)
+        if self.phase is Phase.NEW:
+            return [
+                Reply(Codec.encode_error(ident, INVALID_REQUEST, f"Received {method} before initialization"))
+            ]
+        self._in_flight.add(ident)
+        return [RequestReceived(ident, method, message.params)]
+
+    def _initialize(self, ident: RequestId, params: types.InitializeRequestParams) -> list[Event]:
+        if self.role != "server":
+            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "A client does not accept initialize"))]
+        if self.phase is not Phase.NEW:
+            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"))]
+        self.protocol_version = negotiate_version(params.protocol_version, self.versions)
+        self.peer.info = params.client_info
+        self.peer.capabilities = params.capabilities
+        self.phase = Phase.INITIALIZING
+        self._codec = Codec(methods, self.role, batching=load(self.protocol_version).methods.BATCHING)
+        result = types.InitializeResult(
+            protocol_version=self.protocol_version,
+            capabilities=self.capabilities,
+            server_info=self.info,
+            instructions=self.instructions if self.instructions is not None else UNSET,
+        )
+        return [Reply(self._encode_result(ident, methods.INITIALIZE, result))]
+
+    def _notification(self, message: TypedNotification) -> list[Event]:
+        method = message.method
+        if method == methods.CANCELLED.method:
+            params: types.CancelledNotificationParams = message.params
+            if params.request_id in self._in_flight:
+                reason = params.reason if isinstance(params.reason, str) else None
+                return [CancelRequested(params.request_id, reason)]
+            return []  # unknown or finished: nothing to do, as the spec says
+        if method == methods.PROGRESS.method:
+            progress: types.ProgressNotificationParams = message.params
+            return [ProgressReceived(progress.progress_token, progress)]
+        if method == methods.INITIALIZED.method:
+            if self.role == "server" and self.phase is Phase.INITIALIZING:
+                self.phase = Phase.READY
+                return [SessionReady()]
+            return []
+        return [NotificationReceived(method, message.params)]
+
+    def _response(self, message: Response) -> list[Event]:
+        pending = self._pending.pop(message.id, None)
+        if pending is None:
+            return [UnmatchedResponse(message.id)]
+        try:
+            result = self._codec.result(pending.spec, message)
+        except WireError as error:
+            return [ErrorReceived(message.id, McpError(INTERNAL_ERROR, error.message))]
+        return [ResponseReceived(message.id, result)]
+
+    def _error_response(self, message: ErrorResponse) -> list[Event]:
+        ident = message.id
+        if ident is None or isinstance(ident, msgspec.UnsetType) or self._pending.pop(ident, None) is None:
+            return [UnmatchedResponse(None if isinstance(ident, msgspec.UnsetType) else ident)]
+        error = message.error
+        return [ErrorReceived(ident, McpError(error.code, error.message, error.data))]
+
+    # -- answering ------------------------------------------------------------------------
+
+    def respond(self, ident: RequestId, spec: RequestSpec[Any, Any], result: Any) -> bytes | None:
+        """The response to a received request; ``None`` if it was cancelled meanwhile."""
+        if ident not in self._in_flight:
+            return None
+        self._in_flight.discard(ident)
+        return self._encode_result(ident, spec, result)
+
+    def respond_error(self, ident: RequestId, error: McpError) -> bytes | None:
+        if ident not in self._in_flight:
+            return None
+        self._in_flight.discard(ident)
+        return Codec.encode_error(ident, error.code, error.message, error.data)
+
+    def abandon(self, ident: RequestId) -> None:
+        """A received request was cancelled by the peer: no response will be sent."""
+        self._in_flight.discard(ident)
+
+    # -- sending --------------------------------------------------------------------------
+
+    def start_request(
+        self, spec: RequestSpec[Any, Any], params: Any, *, progress: bool = False
+    ) -> tuple[RequestId, bytes]:
+        """A new request: its id and bytes. Raises :class:`McpError` when it may not be sent.
+
+        With ``progress`` the request asks for progress notifications, with its id as the token
+        (unique while the request is pending).
+        """
+        self._check_may_send(spec)
+        self._next_id += 1
+        ident = self._next_id
+        progress_token = ident if progress else None
+        if progress_token is not None:
+            meta = params.meta if isinstance(getattr(params, "meta", UNSET), dict) else {}
+            params = msgspec.structs.replace(params, meta={**meta, "progressToken": progress_token})
+        self._pending[ident] = _Pending(spec, progress_token)
+        if spec.method == "initialize":
+            self.phase = Phase.INITIALIZING
+        return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
+
+    def _check_may_send(self, spec: RequestSpec[Any, Any]) -> None:
+        if spec.method == "initialize":
+            if self.role != "client" or self.phase is not Phase.NEW:
+                raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
+            return
+        if spec.method != "ping" and self.phase is Phase.NEW:
+            raise McpError(INVALID_REQUEST, f"Cannot send {spec.method} before initialization")
+        sender_ok = (
+            spec.direction.sent_by_client() if self.role == "client" else spec.direction.sent_by_server()
+        )
+        if not sender_ok:
+            raise McpError(INVALID_REQUEST, f"A {self.role} does not send {spec.method}")
+        needed = _CLIENT_CAPABILITY_FOR.get(spec.method)
+        if needed is not None and self.role == "server":
+            caps = self.peer.capabilities
+            if caps is None or getattr(caps, needed, UNSET) is UNSET:
+                raise McpError(
+                    INVALID_REQUEST,
+                    f"The client did not declare the {needed!r} capability needed for {spec.method}",
+                )
+
+    def forget(self, ident: RequestId) -> None:
+        """Stop waiting for a response to ``ident`` (the caller timed out or was cancelled)."""
+        self._pending.pop(ident, None)
+
+    def cancel(self, ident: RequestId, reason: str | None = None) -> bytes | None:
+        """The cancellation notification for a pending request we sent (never for initialize)."""
+        pending = self._pending.pop(ident, None)
+        if pending is None or pending.spec.method == "initialize":
+            return None
+        params = types.CancelledNotificationParams(
+            request_id=ident, reason=reason if reason is not None else UNSET
+        )
+        return Codec.encode_notification(methods.CANCELLED.method, params)
+
+    def notification(self, spec: NotificationSpec[Any], params: Any = UNSET) -> bytes:
+        return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
+
+    def progress_token_of(self, ident: RequestId) -> str | int | None:
+        pending = self._pending.get(ident)
+        return pending.progress_token if pending is not None else None
+
+    # -- client handshake -----------------------------------------------------------------
+
+    def initialized(self, result: types.InitializeResult) -> bytes:
+        """Check the server's answer to initialize; the ``notifications/initialized`` to send."""
+        if result.protocol_version not in self.versions:
+            raise McpError(
+                INVALID_REQUEST,
+                f"The server answered with protocol version {result.protocol_version!r}, "
+                f"which this client does not support ({', '.join(self.versions)})",
+            )
+        self.protocol_version = result.protocol_version
+        self.peer.info = result.server_info
+        self.peer.capabilities = result.capabilities
+        self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
+        self._codec = Codec(methods, self.role, batching=load(self.protocol_version).methods.BATCHING)
+        self.phase = Phase.READY
+        return Codec.encode_notification(methods.INITIALIZED.method)
+
+    # -- versions -------------------------------------------------------------------------
+
+    def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any], result: Any) -> bytes:
+        return Codec.encode_result(ident, self._down(spec.method, result, "result"))
+
+    def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:
+        """``value`` as the negotiated (older) version knows it: what it lacks is dropped."""
+        version = self.protocol_version
+        if version is None or version == CANONICAL_VERSION or value is UNSET:
+            return value
+        table = load(version).methods
+        if part == "notification":
+            note = table.NOTIFICATIONS.get(method)
+            return value if note is None else note.decode_params(msgspec.json.encode(value))
+        spec = table.REQUESTS.get(method)
+        if spec is None:
+            return value
+        encoded = msgspec.json.encode(value)
+        return spec.decode_params(encoded) if part == "params" else spec.decode_result(encoded)
+
+
+_EMPTY = types.Result()

@@ -1,0 +1,433 @@
+"""The session driver: the only place that knows about tasks, cancel scopes and timeouts.
+
+It reads messages from a transport, feeds them to the :class:`~mcpbind.connection.Connection`
+and acts on the events: a handler task per received request (bounded), responses to the
+callers waiting on them, cancellations into the handlers' cancel scopes, progress to the
+callers' callbacks. anyio only, so the same code runs on asyncio and on trio.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+import anyio
+import anyio.abc
+import msgspec
+from msgspec import UNSET
+
+from mcpbind.connection import (
+    CancelRequested,
+    Connection,
+    ErrorReceived,
+    Event,
+    NotificationReceived,
+    ProgressReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+    SessionReady,
+    UnmatchedResponse,
+)
+from mcpbind.errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    McpError,
+)
+from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.transport import MessageTooLarge, Transport
+from mcpbind.wire import Codec, RequestId
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
+
+__all__ = ["ProgressCallback", "RequestContext", "RequestHandler", "NotificationHandler", "Session"]
+
+log = logging.getLogger("mcpbind")
+methods = types.methods
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class RequestContext:
+    """What a request handler knows about its request and can do while it runs."""
+
+    __slots__ = ("_progress_token", "method", "request_id", "session")
+
+    def __init__(
+        self, session: Session, request_id: RequestId, method: str, progress_token: str | int | None
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.method = method
+        self._progress_token = progress_token
+
+    @property
+    def protocol_version(self) -> str:
+        version = self.session.connection.protocol_version
+        assert version is not None
+        return version
+
+    @property
+    def peer_capabilities(self) -> Any:
+        """The client's capabilities (in a server's handler), or the server's (in a client's)."""
+        return self.session.connection.peer.capabilities
+
+    @property
+    def peer_info(self) -> types.Implementation | None:
+        return self.session.connection.peer.info
+
+    @property
+    def progress_token(self) -> str | int | None:
+        return self._progress_token
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` if the caller asked for progress; else do nothing."""
+        if self._progress_token is None:
+            return
+        params = types.ProgressNotificationParams(
+            progress_token=self._progress_token,
+            progress=progress,
+            total=UNSET if total is None else total,
+            message=UNSET if message is None else message,
+        )
+        await self.session.notify(methods.PROGRESS, params)
+
+    async def request(self, spec: RequestSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+        """Send a request to the peer (sampling, elicitation, roots from a server's handler)."""
+        return await self.session.request(spec, params, timeout=timeout)
+
+    async def create_message(
+        self, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateTaskResult:
+        """``sampling/createMessage``: needs the client's ``sampling`` capability."""
+        return await self.session.request(methods.SAMPLING_CREATEMESSAGE, params)
+
+    async def elicit(
+        self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+    ) -> types.ElicitResult | types.CreateTaskResult:
+        """``elicitation/create``: needs the client's ``elicitation`` capability."""
+        return await self.session.request(methods.ELICITATION_CREATE, params)
+
+    async def list_roots(self) -> types.ListRootsResult:
+        """``roots/list``: needs the client's ``roots`` capability."""
+        return await self.session.request(methods.ROOTS_LIST, types.RequestParams())
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        params = types.LoggingMessageNotificationParams(
+            level=level,  # type: ignore[arg-type]
+            data=data,
+            logger=UNSET if logger is None else logger,
+        )
+        await self.session.notify(methods.MESSAGE, params)
+
+
+RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
+NotificationHandler = Callable[[Any, "Session"], Awaitable[None]]
+
+
+def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    cancelled = anyio.get_cancelled_exc_class()
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BaseExceptionGroup):
+            stack.extend(item.exceptions)
+        elif not isinstance(item, cancelled):
+            leaves.append(item)
+    return leaves[0] if len(leaves) == 1 else None
+
+
+async def _call_progress(
+    callback: ProgressCallback, progress: float, total: float | None, message: str | None
+) -> None:
+    try:
+        await callback(progress, total, message)
+    except Exception:
+        log.exception("progress callback failed")
+
+
+class _Waiter(Generic[R]):
+    __slots__ = ("error", "event", "progress", "result")
+
+    def __init__(self, progress: ProgressCallback | None) -> None:
+        self.event = anyio.Event()
+        self.result: R | None = None
+        self.error: McpError | None = None
+        self.progress = progress
+
+
+class Session:
+    """Runs one connection over one transport until either side closes it.
+
+    ``request_timeout`` is the default for requests this side sends (``None``: wait forever);
+    ``max_concurrent_requests`` handlers run at once and up to ``max_pending_requests``
+    received requests may wait or run; past that a request is answered with an error at once.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        connection: Connection,
+        *,
+        request_handlers: Mapping[str, RequestHandler] | None = None,
+        notification_handlers: Mapping[str, NotificationHandler] | None = None,
+        request_timeout: float | None = 60.0,
+        max_concurrent_requests: int = 64,
+        max_pending_requests: int = 1024,
+        expose_internal_errors: bool = False,
+    ) -> None:
+        self.transport = transport
+        self.connection = connection
+        self.request_handlers: dict[str, RequestHandler] = dict(request_handlers or {})
+        self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
+        self.request_timeout = request_timeout
+        self.max_pending_requests = max_pending_requests
+        self.expose_internal_errors = expose_internal_errors
+        self._limiter = anyio.CapacityLimiter(max_concurrent_requests)
+        self._waiters: dict[RequestId, _Waiter[Any]] = {}
+        self._progress: dict[str | int, _Waiter[Any]] = {}
+        self._handlers: dict[RequestId, anyio.CancelScope] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._closed = anyio.Event()
+        self.ready = anyio.Event()
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Session:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._read)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        try:
+            return await self._task_group.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            # The session's own tasks end quietly; what the block raised is the caller's error,
+            # so it comes out as itself rather than inside a group.
+            single = _only_error(group)
+            if single is None:
+                raise
+            raise single from None
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.transport.aclose()
+            self._fail_waiters(McpError(CONNECTION_CLOSED, "Connection closed"))
+            self._closed.set()
+
+    async def wait_closed(self) -> None:
+        """Until the peer closes the connection (or this side does)."""
+        await self._closed.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    # -- reading --------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                try:
+                    data = await self.transport.receive()
+                except MessageTooLarge as exc:
+                    await self._send(Codec.encode_error(None, INVALID_REQUEST, f"Invalid request: {exc}"))
+                    continue
+                for event in self.connection.receive(data):
+                    await self._on(event)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            self._fail_waiters(McpError(CONNECTION_CLOSED, "Connection closed"))
+            self._closed.set()
+            assert self._task_group is not None
+            # Handlers still running have nobody to answer any more.
+            self._task_group.cancel_scope.cancel()
+
+    async def _on(self, event: Event) -> None:
+        if isinstance(event, Reply):
+            await self._send(event.data)
+        elif isinstance(event, RequestReceived):
+            self._start_handler(event)
+        elif isinstance(event, ResponseReceived):
+            waiter = self._waiters.get(event.id)
+            if waiter is not None:
+                waiter.result = event.result
+                waiter.event.set()
+        elif isinstance(event, ErrorReceived):
+            waiter = self._waiters.get(event.id)
+            if waiter is not None:
+                waiter.error = event.error
+                waiter.event.set()
+        elif isinstance(event, NotificationReceived):
+            handler = self.notification_handlers.get(event.method)
+            if handler is not None:
+                assert self._task_group is not None
+                self._task_group.start_soon(self._run_notification, handler, event)
+        elif isinstance(event, CancelRequested):
+            scope = self._handlers.get(event.request_id)
+            if scope is not None:
+                self.connection.abandon(event.request_id)
+                scope.cancel()
+        elif isinstance(event, ProgressReceived):
+            waiter = self._progress.get(event.token)
+            if waiter is not None and waiter.progress is not None:
+                p = event.params
+                total = p.total if isinstance(p.total, float | int) else None
+                message = p.message if isinstance(p.message, str) else None
+                # In line, so that callbacks see progress in the order it was sent: keep them quick.
+                await _call_progress(waiter.progress, p.progress, total, message)
+        elif isinstance(event, SessionReady):
+            self.ready.set()
+        elif isinstance(event, UnmatchedResponse):
+            log.debug("dropping a response for unknown request id %r", event.id)
+
+    def _start_handler(self, event: RequestReceived) -> None:
+        handler = self.request_handlers.get(event.method)
+        if handler is None:
+            error = McpError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+            self._reply_soon(self.connection.respond_error(event.id, error))
+            return
+        if len(self._handlers) >= self.max_pending_requests:
+            error = McpError(
+                INTERNAL_ERROR, f"Too many requests in progress (limit {self.max_pending_requests})"
+            )
+            self._reply_soon(self.connection.respond_error(event.id, error))
+            return
+        scope = anyio.CancelScope()
+        self._handlers[event.id] = scope
+        assert self._task_group is not None
+        self._task_group.start_soon(self._run_handler, handler, event, scope)
+
+    def _reply_soon(self, data: bytes | None) -> None:
+        if data is not None:
+            assert self._task_group is not None
+            self._task_group.start_soon(self._send, data)
+
+    async def _run_handler(
+        self, handler: RequestHandler, event: RequestReceived, scope: anyio.CancelScope
+    ) -> None:
+        spec = self.connection._codec.incoming_requests[event.method]
+        meta = getattr(event.params, "meta", UNSET)
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        context = RequestContext(
+            self, event.id, event.method, token if isinstance(token, str | int) else None
+        )
+        data: bytes | None = None
+        try:
+            with scope:
+                async with self._limiter:
+                    try:
+                        result = await handler(event.params, context)
+                    except McpError as exc:
+                        data = self.connection.respond_error(event.id, exc)
+                    except Exception as exc:
+                        log.exception("handler for %s failed", event.method)
+                        message = (
+                            f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"
+                        )
+                        data = self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, message))
+                    else:
+                        try:
+                            data = self.connection.respond(event.id, spec, result)
+                        except (msgspec.EncodeError, msgspec.ValidationError, TypeError) as exc:
+                            log.error(
+                                "handler for %s returned a value that cannot be sent: %s", event.method, exc
+                            )
+                            data = self.connection.respond_error(
+                                event.id, McpError(INTERNAL_ERROR, "Internal error")
+                            )
+            if scope.cancelled_caught:
+                self.connection.abandon(event.id)
+                data = None
+            if data is not None:
+                await self._send(data)
+        finally:
+            self._handlers.pop(event.id, None)
+
+    async def _run_notification(self, handler: NotificationHandler, event: NotificationReceived) -> None:
+        try:
+            await handler(event.params, self)
+        except Exception:
+            log.exception("notification handler for %s failed", event.method)
+
+    # -- sending --------------------------------------------------------------------------
+
+    async def _send(self, data: bytes) -> None:
+        try:
+            await self.transport.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            log.debug("peer gone; %d bytes not sent", len(data))
+
+    async def request(
+        self,
+        spec: RequestSpec[P, R],
+        params: P,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> R:
+        """Send a request and wait for its result; raises :class:`McpError` for an error
+        response, a timeout (``REQUEST_TIMEOUT``) or a closed connection. Cancelling the caller
+        sends ``notifications/cancelled`` to the peer."""
+        if self._closed.is_set():
+            raise McpError(CONNECTION_CLOSED, "Connection closed")
+        waiter: _Waiter[R] = _Waiter(progress)
+        ident, data = self.connection.start_request(spec, params, progress=progress is not None)
+        if progress is not None:
+            self._progress[ident] = waiter
+        self._waiters[ident] = waiter
+        limit = self.request_timeout if timeout is None else timeout
+        try:
+            with anyio.fail_after(math.inf if limit is None else limit):
+                await self.transport.send(data)
+                await waiter.event.wait()
+        except TimeoutError:
+            await self._cancel_remote(ident, "timed out")
+            raise McpError(REQUEST_TIMEOUT, f"Request {spec.method} timed out after {limit} s") from None
+        except anyio.get_cancelled_exc_class():
+            await self._cancel_remote(ident, "cancelled by the caller")
+            raise
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise McpError(CONNECTION_CLOSED, "Connection closed") from None
+        finally:
+            self._waiters.pop(ident, None)
+            self._progress.pop(ident, None)
+            self.connection.forget(ident)
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.result  # type: ignore[return-value]
+
+    async def _cancel_remote(self, ident: RequestId, reason: str) -> None:
+        data = self.connection.cancel(ident, reason)
+        if data is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                await self._send(data)
+
+    async def notify(self, spec: NotificationSpec[P], params: P) -> None:
+        await self._send(self.connection.notification(spec, params))
+
+    def _fail_waiters(self, error: McpError) -> None:
+        for waiter in self._waiters.values():
+            if not waiter.event.is_set():
+                waiter.error = error
+                waiter.event.set()
