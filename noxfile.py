@@ -30,7 +30,7 @@ def tests(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over runtime, generated code, codegen, tests and benchmarks."""
     session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *BENCH_DEPS)
-    session.run("mypy", "runtime/mcpbind", "generated/mcpbind", "codegen", "tests", "bench", *session.posargs)
+    session.run("mypy", "runtime/mcpbind", "generated/mcpbind", "codegen", "tests", "bench", "examples", *session.posargs)
 
 
 @nox.session

@@ -26,7 +26,7 @@ from mcpbind.errors import (
 from mcpbind.memory import MemoryTransport, memory_pair
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
-from mcpbind.session import RequestContext, Session
+from mcpbind.session import RequestContext
 
 methods = types.methods
 pytestmark = pytest.mark.anyio
@@ -449,7 +449,8 @@ async def test_notifications_both_ways() -> None:
     changed = anyio.Event()
 
     @server.on_notification(methods.ROOTS_LIST_CHANGED)
-    async def roots_changed(params: types.NotificationParams, session: Session) -> None:
+    async def roots_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
+        assert ctx.request_id is None and ctx.method == "notifications/roots/list_changed"
         changed.set()
 
     logs: list[types.LoggingMessageNotificationParams] = []

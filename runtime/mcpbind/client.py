@@ -182,7 +182,7 @@ class Client:
         if logging is not None:
             handler = logging
 
-            async def on_log(params: Any, session: Session) -> None:
+            async def on_log(params: Any, ctx: RequestContext) -> None:
                 await handler(params)
 
             self.notification_handlers[methods.MESSAGE.method] = on_log
@@ -194,12 +194,14 @@ class Client:
 
     def on_notification(
         self, spec: NotificationSpec[P]
-    ) -> Callable[[Callable[[P, Session], Awaitable[None]]], Callable[[P, Session], Awaitable[None]]]:
+    ) -> Callable[
+        [Callable[[P, RequestContext], Awaitable[None]]], Callable[[P, RequestContext], Awaitable[None]]
+    ]:
         """Decorator: handle a notification the server sends."""
 
         def register(
-            handler: Callable[[P, Session], Awaitable[None]],
-        ) -> Callable[[P, Session], Awaitable[None]]:
+            handler: Callable[[P, RequestContext], Awaitable[None]],
+        ) -> Callable[[P, RequestContext], Awaitable[None]]:
             self.notification_handlers[spec.method] = handler
             return handler
 

@@ -94,14 +94,16 @@ class Server:
 
     def on_notification(
         self, spec: NotificationSpec[P]
-    ) -> Callable[[Callable[[P, Session], Awaitable[None]]], Callable[[P, Session], Awaitable[None]]]:
+    ) -> Callable[
+        [Callable[[P, RequestContext], Awaitable[None]]], Callable[[P, RequestContext], Awaitable[None]]
+    ]:
         """Decorator: handle the notification ``spec`` (one a client sends)."""
         if not spec.direction.sent_by_client():
             raise ValueError(f"{spec.method} is not a notification a client sends")
 
         def register(
-            handler: Callable[[P, Session], Awaitable[None]],
-        ) -> Callable[[P, Session], Awaitable[None]]:
+            handler: Callable[[P, RequestContext], Awaitable[None]],
+        ) -> Callable[[P, RequestContext], Awaitable[None]]:
             self.notification_handlers[spec.method] = handler
             return handler
 
@@ -207,7 +209,7 @@ def _positional(bound: Callable[..., Awaitable[Any]]) -> RequestHandler:
 
 
 def _positional_notification(bound: Callable[..., Awaitable[Any]]) -> NotificationHandler:
-    async def call(params: Any, session: Session) -> None:
-        await bound(params, session)
+    async def call(params: Any, ctx: RequestContext) -> None:
+        await bound(params, ctx)
 
     return call

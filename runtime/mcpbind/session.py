@@ -61,12 +61,15 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class RequestContext:
-    """What a request handler knows about its request and can do while it runs."""
+    """What a handler knows about the message it handles and can do while it runs.
+
+    ``request_id`` is ``None`` in a notification's handler.
+    """
 
     __slots__ = ("_progress_token", "method", "request_id", "session")
 
     def __init__(
-        self, session: Session, request_id: RequestId, method: str, progress_token: str | int | None
+        self, session: Session, request_id: RequestId | None, method: str, progress_token: str | int | None
     ) -> None:
         self.session = session
         self.request_id = request_id
@@ -136,7 +139,7 @@ class RequestContext:
 
 
 RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
-NotificationHandler = Callable[[Any, "Session"], Awaitable[None]]
+NotificationHandler = Callable[[Any, RequestContext], Awaitable[None]]
 
 
 def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
@@ -366,7 +369,7 @@ class Session:
 
     async def _run_notification(self, handler: NotificationHandler, event: NotificationReceived) -> None:
         try:
-            await handler(event.params, self)
+            await handler(event.params, RequestContext(self, None, event.method, None))
         except Exception:
             log.exception("notification handler for %s failed", event.method)
 
