@@ -475,6 +475,7 @@ async def test_notifications_both_ways() -> None:
 async def test_pending_requests_fail_when_the_connection_closes() -> None:
     server_end, client_end = memory_pair()
     client = Client("t", "1")
+    reached_the_end = False
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(echo_server().run, server_end)
@@ -492,5 +493,10 @@ async def test_pending_requests_fail_when_the_connection_closes() -> None:
                     await anyio.sleep(0.05)
                     await server_end.aclose()
                 assert errors and errors[0].code == CONNECTION_CLOSED
-                with pytest.raises(McpError):
+                with pytest.raises(McpError) as closed:
                     await session.ping()
+                assert closed.value.code == CONNECTION_CLOSED
+                # The peer going away fails calls; it does not cancel the caller's own code.
+                await anyio.sleep(0.01)
+                reached_the_end = True
+    assert reached_the_end

@@ -206,6 +206,9 @@ class Session:
         self._progress: dict[str | int, _Waiter[Any]] = {}
         self._handlers: dict[RequestId, anyio.CancelScope] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
+        # Handlers, notification tasks and the reader run here, apart from the code inside
+        # ``async with session``: the peer going away stops them, never the caller's block.
+        self._workers: anyio.abc.TaskGroup | None = None
         self._closed = anyio.Event()
         self.ready = anyio.Event()
 
@@ -214,7 +217,7 @@ class Session:
     async def __aenter__(self) -> Session:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        self._task_group.start_soon(self._read)
+        await self._task_group.start(self._serve)
         return self
 
     async def __aexit__(
@@ -247,6 +250,14 @@ class Session:
 
     # -- reading --------------------------------------------------------------------------
 
+    async def _serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        async with anyio.create_task_group() as workers:
+            self._workers = workers
+            task_status.started()
+            await self._read()
+            # The peer is gone: handlers still running have nobody to answer any more.
+            workers.cancel_scope.cancel()
+
     async def _read(self) -> None:
         try:
             while True:
@@ -262,9 +273,6 @@ class Session:
         finally:
             self._fail_waiters(McpError(CONNECTION_CLOSED, "Connection closed"))
             self._closed.set()
-            assert self._task_group is not None
-            # Handlers still running have nobody to answer any more.
-            self._task_group.cancel_scope.cancel()
 
     async def _on(self, event: Event) -> None:
         if isinstance(event, Reply):
@@ -284,8 +292,8 @@ class Session:
         elif isinstance(event, NotificationReceived):
             handler = self.notification_handlers.get(event.method)
             if handler is not None:
-                assert self._task_group is not None
-                self._task_group.start_soon(self._run_notification, handler, event)
+                assert self._workers is not None
+                self._workers.start_soon(self._run_notification, handler, event)
         elif isinstance(event, CancelRequested):
             scope = self._handlers.get(event.request_id)
             if scope is not None:
@@ -318,13 +326,13 @@ class Session:
             return
         scope = anyio.CancelScope()
         self._handlers[event.id] = scope
-        assert self._task_group is not None
-        self._task_group.start_soon(self._run_handler, handler, event, scope)
+        assert self._workers is not None
+        self._workers.start_soon(self._run_handler, handler, event, scope)
 
     def _reply_soon(self, data: bytes | None) -> None:
         if data is not None:
-            assert self._task_group is not None
-            self._task_group.start_soon(self._send, data)
+            assert self._workers is not None
+            self._workers.start_soon(self._send, data)
 
     async def _run_handler(
         self, handler: RequestHandler, event: RequestReceived, scope: anyio.CancelScope
