@@ -13,8 +13,10 @@ nox.options.sessions = ["tests", "typecheck", "lint"]
 # Pinned so that `regen -- --check` formats byte-identically on every machine.
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
-TEST_DEPS = ["pytest>=8", "anyio>=4.4", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
+TEST_DEPS = ["pytest>=8", "anyio>=4.7", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
+# The official SDK, as a peer for interop tests.
+INTEROP_DEPS = ["mcp>=1.20"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
 BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2"]
 
@@ -23,13 +25,20 @@ BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2"]
 def tests(session: nox.Session) -> None:
     """The test suite against the installed wheel, on asyncio and trio."""
     session.install(".", *TEST_DEPS, *CODEGEN_DEPS)
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "--ignore=tests/interop", *session.posargs)
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """Against the official Python SDK (``mcp`` from PyPI): its client and server over stdio."""
+    session.install(".", *TEST_DEPS, *INTEROP_DEPS)
+    session.run("pytest", "tests/interop", *session.posargs)
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over runtime, generated code, codegen, tests and benchmarks."""
-    session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *BENCH_DEPS)
+    session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *BENCH_DEPS, *INTEROP_DEPS)
     session.run("mypy", "runtime/mcpbind", "generated/mcpbind", "codegen", "tests", "bench", "examples", *session.posargs)
 
 

@@ -1,0 +1,742 @@
+"""MCP's stdio transport: newline-delimited JSON-RPC messages over a pair of byte streams.
+
+Each message is one line of UTF-8 JSON ending in ``\\n``; messages never contain a newline
+(a JSON encoder escapes them inside strings), so the newline is the whole framing. A trailing
+``\\r`` is tolerated and empty lines are skipped. stderr carries logs, never messages.
+
+Four pieces:
+
+* :class:`LineFramer`: the sans-io framing, bytes chunks in, lines out, with a size limit that
+  never buffers an oversized line.
+* :class:`StdioTransport`: a :class:`~mcpbind.transport.Transport` over any anyio
+  ``ByteReceiveStream`` / ``ByteSendStream`` pair.
+* :func:`stdio_server_transport`: the transport over this process's own stdin and stdout.
+* :func:`spawn_stdio_server`: start a server process and talk to it over its stdin and stdout,
+  with a bounded, cancellation-proof shutdown (close stdin, SIGTERM, SIGKILL, reap).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import select
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import IO, Any
+
+import anyio
+import anyio.to_thread
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
+
+from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
+
+__all__ = [
+    "LineFramer",
+    "StdioClientTransport",
+    "StdioTransport",
+    "spawn_stdio_server",
+    "stdio_server_transport",
+]
+
+# How much one read asks for: large enough that a burst of small messages costs one read.
+_READ_SIZE = 65536
+
+# A write of at most PIPE_BUF bytes to a pipe that polls writable does not block: a pipe polls
+# writable only with at least a free page (Linux) or PIPE_BUF free bytes (BSD, macOS).
+_PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
+
+# The longest a worker thread (in the thread fallback) waits before giving control back, which
+# bounds how late it notices a cancellation and how long it can delay interpreter exit.
+_THREAD_WAIT_SLICE = 0.2
+
+# The thread fallback's writer queues up to this many bytes before send() waits for it, and
+# on close waits this long at most for the queue to be written.
+_WRITE_HIGH_WATER = 256 * 1024
+_FLUSH_TIMEOUT = 5.0
+
+# anyio >= 4.7 waits on any file descriptor; older versions get the thread fallback.
+_wait_readable: Callable[[int], Awaitable[None]] | None = getattr(anyio, "wait_readable", None)
+_wait_writable: Callable[[int], Awaitable[None]] | None = getattr(anyio, "wait_writable", None)
+_notify_closing: Callable[[int], None] | None = getattr(anyio, "notify_closing", None)
+
+
+# --------------------------------------------------------------------------------------------
+# Framing
+# --------------------------------------------------------------------------------------------
+
+
+class LineFramer:
+    """Split a byte stream into newline-terminated messages, without I/O.
+
+    ``feed()`` chunks as they arrive, then call ``next_line()`` until it returns ``None`` (it
+    needs more data) before feeding again; after ``feed_eof()`` a final unterminated line is
+    still delivered, then ``next_line()`` returns ``None`` for good and :attr:`eof` is true.
+
+    A line longer than ``max_message_size`` (not counting its ``\\n`` or ``\\r\\n``) makes
+    ``next_line()`` raise :class:`MessageTooLarge` once, at the point of the stream where it
+    was, as soon as it is known to be too long; the rest of it, up to its newline, is dropped
+    as it arrives and never buffered. Memory stays bounded by the limit plus one fed chunk.
+
+    Each byte is searched for a newline once (a scan offset remembers how far the pending
+    line has been searched), so a large line arriving in small chunks costs linear time.
+    """
+
+    __slots__ = ("_buffer", "_discarding", "_eof", "_scan", "_start", "max_message_size")
+
+    def __init__(self, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        if max_message_size < 1:
+            raise ValueError("max_message_size must be at least 1")
+        self.max_message_size = max_message_size
+        self._buffer = bytearray()
+        self._start = 0  # where the pending line starts in _buffer
+        self._scan = 0  # _buffer[_start:_scan] holds no newline
+        self._discarding = False  # dropping the rest of an oversized line already reported
+        self._eof = False
+
+    @property
+    def eof(self) -> bool:
+        """True once ``feed_eof()`` was called and every line has been taken."""
+        return self._eof and self._start == len(self._buffer)
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held that no ``next_line()`` has returned yet."""
+        return len(self._buffer) - self._start
+
+    def feed(self, data: bytes) -> None:
+        if self._eof:
+            raise RuntimeError("feed() after feed_eof()")
+        if self._discarding:
+            newline = data.find(b"\n")
+            if newline < 0:
+                return
+            self._discarding = False
+            data = data[newline + 1 :]
+        self._buffer += data
+
+    def feed_eof(self) -> None:
+        self._eof = True
+        self._discarding = False
+
+    def next_line(self) -> bytes | None:
+        """The next complete line (no ``\\n``, no trailing ``\\r``), or ``None`` if none is ready.
+
+        Raises :class:`MessageTooLarge` for a line over the limit, once per such line.
+        """
+        buffer = self._buffer
+        limit = self.max_message_size
+        while True:
+            start = self._start
+            newline = buffer.find(b"\n", self._scan)
+            if newline < 0:
+                return self._no_newline(start, limit)
+            end = newline - 1 if newline > start and buffer[newline - 1] == 13 else newline
+            self._start = self._scan = newline + 1
+            size = end - start
+            if size == 0:
+                continue
+            if size > limit:
+                raise MessageTooLarge(size, limit)
+            return bytes(buffer[start:end])
+
+    def _no_newline(self, start: int, limit: int) -> bytes | None:
+        buffer = self._buffer
+        pending = len(buffer) - start
+        if self._eof:
+            # The final line had no newline: deliver it once, then nothing more.
+            end = len(buffer) - 1 if pending and buffer[-1] == 13 else len(buffer)
+            line = bytes(buffer[start:end])
+            buffer.clear()
+            self._start = self._scan = 0
+            if len(line) > limit:
+                raise MessageTooLarge(len(line), limit)
+            return line or None
+        # One more byte than the limit may still be the ``\r`` of a ``\r\n``.
+        if pending > limit + 1:
+            buffer.clear()
+            self._start = self._scan = 0
+            self._discarding = True
+            raise MessageTooLarge(pending, limit)
+        if start:
+            # Drop what has been returned; once per fed chunk, not once per line.
+            del buffer[:start]
+            self._start = 0
+        self._scan = len(buffer)
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# The transport over a byte stream pair
+# --------------------------------------------------------------------------------------------
+
+
+def _new_lock() -> anyio.Lock:
+    # fast_acquire (anyio >= 4.5): an uncontended send() does not yield to the event loop; it
+    # still checks for cancellation, and it yields whenever the stream has to wait.
+    try:
+        return anyio.Lock(fast_acquire=True)
+    except TypeError:
+        return anyio.Lock()
+
+
+class StdioTransport:
+    """A :class:`~mcpbind.transport.Transport` framing messages as lines over two byte streams.
+
+    ``send(message)`` writes ``message + b"\\n"`` in one ``send`` on the stream, under a lock,
+    so concurrent senders never interleave. ``receive()`` returns the next line; it raises
+    ``anyio.EndOfStream`` once the peer closed (after delivering a final unterminated line),
+    :class:`MessageTooLarge` for a line over ``max_message_size`` (which is dropped; the next
+    ``receive()`` goes on with the line after it), and ``anyio.ClosedResourceError`` after
+    :meth:`aclose`. A cancelled ``receive()`` loses nothing: data already read stays buffered.
+
+    ``receive()`` returning a line already buffered checks for cancellation without yielding to
+    other tasks (one read of up to 64 KiB can hold hundreds of messages); it waits only when
+    it has to read. Likewise an uncontended ``send()`` yields only if the stream makes it wait.
+    """
+
+    def __init__(
+        self,
+        receive_stream: ByteReceiveStream,
+        send_stream: ByteSendStream,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        self._receive_stream = receive_stream
+        self._send_stream = send_stream
+        self._framer = LineFramer(max_message_size)
+        self._send_lock = _new_lock()
+        self._closed = False
+        # A send was interrupted and may have left half a line on the wire.
+        self._send_torn = False
+        # A receive() is reading from the stream (see StdioClientTransport's shutdown).
+        self._reading = False
+        self._reader_idle: anyio.Event | None = None
+
+    @property
+    def max_message_size(self) -> int:
+        return self._framer.max_message_size
+
+    async def receive(self) -> bytes:
+        framer = self._framer
+        while True:
+            # Before taking anything: a cancellation here leaves every byte buffered.
+            await checkpoint_if_cancelled()
+            if self._closed:
+                raise anyio.ClosedResourceError
+            line = framer.next_line()
+            if line is not None:
+                return line
+            if framer.eof:
+                raise anyio.EndOfStream
+            self._reading = True
+            try:
+                chunk = await self._receive_stream.receive(_READ_SIZE)
+            except anyio.EndOfStream:
+                framer.feed_eof()
+                continue
+            except (ConnectionResetError, BrokenPipeError) as exc:
+                raise anyio.BrokenResourceError from exc
+            finally:
+                self._reading = False
+                if self._reader_idle is not None:
+                    self._reader_idle.set()
+            framer.feed(chunk)
+
+    async def send(self, message: bytes) -> None:
+        """Write one message and its newline; ``ValueError`` if it contains a newline."""
+        if b"\n" in message:
+            raise ValueError("a stdio message must not contain a newline")
+        data = message + b"\n"
+        async with self._send_lock:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._send_torn:
+                # End whatever the interrupted send left; the peer skips an empty line.
+                data = b"\n" + data
+            self._send_torn = True
+            try:
+                await self._send_stream.send(data)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            self._send_torn = False
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._send_stream.aclose()
+            finally:
+                await self._receive_stream.aclose()
+
+
+# --------------------------------------------------------------------------------------------
+# This process's stdin and stdout
+# --------------------------------------------------------------------------------------------
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd``: pipes, sockets and terminals on Unix.
+
+    Regular files and devices like ``/dev/null`` cannot be polled (epoll refuses them), and on
+    Windows only sockets can; those use the thread fallback.
+    """
+    if sys.platform == "win32" or _wait_readable is None or _wait_writable is None:
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
+def _read_blocking(fd: int, max_bytes: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, max_bytes)
+        except BlockingIOError:
+            # Someone set O_NONBLOCK on this file: wait for data here, in the worker thread.
+            select.select([fd], [], [])
+
+
+def _write_blocking(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
+class _ThreadedReader:
+    """Reads ``fd`` in a daemon thread, for what the event loop cannot poll.
+
+    The thread reads ahead by a few chunks. Waiting for it goes through anyio worker threads
+    in slices of ``_THREAD_WAIT_SLICE`` seconds that are never abandoned, so a cancelled wait
+    loses no chunk, and no worker thread stays blocked on stdin to delay interpreter exit
+    (the reading thread is a daemon).
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._queue: queue.Queue[bytes | OSError] = queue.Queue(maxsize=4)
+        self._thread: threading.Thread | None = None
+        self._leftover = b""
+        self._final: bytes | OSError | None = None  # EOF (b"") or the error that ended reading
+        self.closed = False
+
+    def _run(self) -> None:
+        while True:
+            try:
+                data = _read_blocking(self._fd, _READ_SIZE)
+            except OSError as exc:
+                self._queue.put(exc)
+                return
+            self._queue.put(data)
+            if not data:
+                return
+
+    def _get_slice(self) -> bytes | OSError | None:
+        try:
+            return self._queue.get(timeout=_THREAD_WAIT_SLICE)
+        except queue.Empty:
+            return None
+
+    async def read(self, max_bytes: int) -> bytes:
+        await checkpoint()
+        item: bytes | OSError | None
+        if self._leftover:
+            item, self._leftover = self._leftover, b""
+        elif self._final is not None:
+            item = self._final
+        else:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mcpbind stdin", daemon=True)
+                self._thread.start()
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                item = None
+            while item is None:
+                await checkpoint_if_cancelled()
+                if self.closed:
+                    raise anyio.ClosedResourceError
+                item = await anyio.to_thread.run_sync(self._get_slice)
+            if isinstance(item, OSError) or not item:
+                self._final = item
+        if isinstance(item, OSError):
+            raise item
+        if len(item) > max_bytes:
+            item, self._leftover = item[:max_bytes], item[max_bytes:]
+        return item
+
+
+class _ThreadedWriter:
+    """Writes ``fd`` in a daemon thread, in order, each message whole.
+
+    Like an asyncio transport, ``write()`` queues and returns at once while fewer than
+    ``_WRITE_HIGH_WATER`` bytes wait, else it waits for the thread to catch up; a write error
+    is raised by the next ``write()``. A queued message is always written whole, even if its
+    ``write()`` was cancelled, so no half line is left. ``close()`` waits (up to
+    ``_FLUSH_TIMEOUT``) for the queue to drain, since the daemon thread dies with the process.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._queued = 0  # bytes queued and not yet written
+        self._drained = threading.Event()  # set while _queued is under the high-water mark
+        self._drained.set()
+        self._idle = threading.Event()  # set while nothing is queued
+        self._idle.set()
+        self._error: OSError | None = None
+
+    def _run(self) -> None:
+        while (data := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    _write_blocking(self._fd, data)
+                except OSError as exc:
+                    self._error = exc
+            with self._lock:
+                self._queued -= len(data)
+                if self._queued < _WRITE_HIGH_WATER:
+                    self._drained.set()
+                if not self._queued:
+                    self._idle.set()
+
+    async def write(self, data: bytes) -> None:
+        await checkpoint_if_cancelled()
+        if self._error is not None:
+            raise self._error
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="mcpbind stdout", daemon=True)
+            self._thread.start()
+        with self._lock:
+            self._queued += len(data)
+            self._idle.clear()
+            if self._queued >= _WRITE_HIGH_WATER:
+                self._drained.clear()
+        self._queue.put(data)
+        await _wait_thread_event(self._drained)
+
+    async def close(self) -> None:
+        if self._thread is None:
+            return
+        self._queue.put(None)
+        with anyio.move_on_after(_FLUSH_TIMEOUT):
+            await _wait_thread_event(self._idle)
+
+
+async def _wait_thread_event(event: threading.Event) -> None:
+    """Wait for a ``threading.Event`` in never-abandoned slices (see :class:`_ThreadedReader`)."""
+    while not event.is_set():
+        await anyio.to_thread.run_sync(event.wait, _THREAD_WAIT_SLICE)
+        await checkpoint_if_cancelled()
+
+
+class _FdReceiveStream(ByteReceiveStream):
+    """Reads a file descriptor it does not own: polled by the event loop, else in a thread.
+
+    Polling leaves the descriptor's flags alone (no ``O_NONBLOCK``, which would leak to every
+    process sharing the open file): after the loop reports it readable, one ``os.read`` returns
+    what is there without blocking.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._poll = _pollable(fd)
+        self._polled = False  # one poll succeeded: later errors are real, not "unpollable"
+        self._threaded: _ThreadedReader | None = None
+        self._closed = False
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1")
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if not self._poll:
+                if self._threaded is None:
+                    self._threaded = _ThreadedReader(self._fd)
+                try:
+                    data = await self._threaded.read(max_bytes)
+                except OSError as exc:
+                    raise anyio.BrokenResourceError from exc
+                break
+            assert _wait_readable is not None
+            try:
+                await _wait_readable(self._fd)
+            except (OSError, NotImplementedError):
+                if self._polled:
+                    raise
+                self._poll = False  # e.g. a terminal under macOS's kqueue
+                continue
+            self._polled = True
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                continue  # O_NONBLOCK set by someone else, and the data went elsewhere
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            break
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self._poll and _notify_closing is not None:
+                _notify_closing(self._fd)  # wake a receive() waiting on the descriptor
+            if self._threaded is not None:
+                self._threaded.closed = True  # a receive() waiting on the thread stops soon
+        await checkpoint()
+
+
+class _FdSendStream(ByteSendStream):
+    """Writes a file descriptor it does not own: polled by the event loop, else in a thread.
+
+    Without ``O_NONBLOCK``, a write is kept to ``PIPE_BUF`` bytes and made only when the
+    descriptor polls writable, which is when a pipe has that much room: it never blocks the
+    event loop. Each piece is first checked with a zero-timeout ``poll`` so a pipe with room
+    costs no trip through the event loop.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._poll = _pollable(fd)
+        self._polled = False
+        self._threaded: _ThreadedWriter | None = None
+        self._poller = select.poll() if self._poll and hasattr(select, "poll") else None
+        if self._poller is not None:
+            self._poller.register(fd, select.POLLOUT)
+        self._closed = False
+
+    def _writable_now(self) -> bool:
+        if self._poller is None:
+            return False
+        return any(events & select.POLLOUT for _, events in self._poller.poll(0))
+
+    async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if not self._poll:
+            await self._send_threaded(item)
+            return
+        view = memoryview(item)
+        while view:
+            if not self._writable_now():
+                assert _wait_writable is not None
+                try:
+                    await _wait_writable(self._fd)
+                except (OSError, NotImplementedError):
+                    if self._polled:
+                        raise
+                    self._poll = False
+                    await self._send_threaded(bytes(view))
+                    return
+                self._polled = True
+                if self._closed:
+                    raise anyio.ClosedResourceError
+            try:
+                written = os.write(self._fd, view[:_PIPE_BUF])
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[written:]
+
+    async def _send_threaded(self, data: bytes) -> None:
+        if self._threaded is None:
+            self._threaded = _ThreadedWriter(self._fd)
+        try:
+            await self._threaded.write(data)
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self._poll and _notify_closing is not None:
+                _notify_closing(self._fd)
+            if self._threaded is not None:
+                await self._threaded.close()
+        await checkpoint()
+
+
+@asynccontextmanager
+async def stdio_server_transport(
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, *, stdin: int = 0, stdout: int = 1
+) -> AsyncIterator[StdioTransport]:
+    """A :class:`StdioTransport` over this process's stdin and stdout, on asyncio or trio.
+
+    Pipes, sockets and terminals (every real MCP client gives pipes) are waited on by the event
+    loop itself (``anyio.wait_readable`` / ``wait_writable``), with no threads and without
+    changing the descriptors' flags. What the loop cannot poll (a regular file, ``/dev/null``,
+    anything on Windows, or anyio older than 4.7) is read and written by daemon threads.
+
+    ``receive()`` raises ``anyio.EndOfStream`` when stdin reaches its end: the client's signal
+    to exit. The descriptors are used directly (``stdin`` / ``stdout`` name others) and left
+    open on exit: Python's ``sys.stdout`` is flushed first, and nothing should have been read
+    from ``sys.stdin`` (its buffer would be skipped). Nothing but messages is written to stdout:
+    log to stderr, and never ``print()`` while this runs.
+    """
+    if stdout == 1 and sys.stdout is not None:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    transport = StdioTransport(_FdReceiveStream(stdin), _FdSendStream(stdout), max_message_size)
+    try:
+        yield transport
+    finally:
+        await transport.aclose()
+
+
+# --------------------------------------------------------------------------------------------
+# A server in a child process
+# --------------------------------------------------------------------------------------------
+
+
+class StdioClientTransport(StdioTransport):
+    """The transport to a server process: its stdout in, its stdin out.
+
+    :meth:`aclose` shuts the server down, in bounded time, even inside a cancelled scope:
+    close its stdin (the polite stop signal for a stdio server), wait up to ``close_timeout``
+    seconds for it to exit, then SIGTERM (``terminate()``), wait up to ``terminate_timeout``,
+    then SIGKILL (``kill()``), and always wait for the exit so no zombie is left. Meanwhile its
+    stdout is read and discarded, so a server blocked writing a reply still sees the end of its
+    input. If the server exits on its own, ``receive()`` raises ``anyio.EndOfStream`` and
+    ``send()`` ``anyio.BrokenResourceError``.
+    """
+
+    def __init__(
+        self,
+        process: Process,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        close_timeout: float = 2.0,
+        terminate_timeout: float = 2.0,
+    ) -> None:
+        if process.stdin is None or process.stdout is None:
+            raise ValueError("the process needs piped stdin and stdout")
+        super().__init__(process.stdout, process.stdin, max_message_size)
+        self.process = process
+        self.close_timeout = close_timeout
+        self.terminate_timeout = terminate_timeout
+        self._shutdown_started = False
+        self._shutdown_done = anyio.Event()
+
+    @property
+    def returncode(self) -> int | None:
+        """The server's exit status once it has exited (negative: killed by that signal)."""
+        return self.process.returncode
+
+    async def aclose(self) -> None:
+        if self._shutdown_started:
+            await self._shutdown_done.wait()
+            return
+        self._shutdown_started = True
+        self._closed = True
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._shutdown()
+        finally:
+            self._shutdown_done.set()
+
+    async def _shutdown(self) -> None:
+        process = self.process
+        try:
+            await self._send_stream.aclose()
+        except Exception:  # closing the pipe to a dead process may complain; it is closed
+            pass
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._drain_stdout)
+            if not await _wait_exit(process, self.close_timeout):
+                _signal(process.terminate)
+                if not await _wait_exit(process, self.terminate_timeout):
+                    _signal(process.kill)
+                    await process.wait()
+            tg.cancel_scope.cancel()
+        # The process is reaped; this closes the remaining pipes and transports.
+        await process.aclose()
+
+    async def _drain_stdout(self) -> None:
+        while self._reading:  # a receive() in flight reads it already; take over after it
+            self._reader_idle = anyio.Event()
+            await self._reader_idle.wait()
+        try:
+            while True:
+                await self._receive_stream.receive(_READ_SIZE)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+
+
+async def _wait_exit(process: Process, timeout: float) -> bool:
+    with anyio.move_on_after(timeout):
+        await process.wait()
+        return True
+    return False
+
+
+def _signal(send: Callable[[], None]) -> None:
+    try:
+        send()
+    except ProcessLookupError:  # exited in the meantime
+        pass
+
+
+@asynccontextmanager
+async def spawn_stdio_server(
+    command: str | os.PathLike[str],
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    close_timeout: float = 2.0,
+    terminate_timeout: float = 2.0,
+    stderr: int | IO[Any] | None = None,
+) -> AsyncIterator[StdioClientTransport]:
+    """Start ``command args...`` and yield a transport over its stdout and stdin.
+
+    ``env``: ``None`` inherits this process's environment unchanged; a mapping is merged over a
+    copy of ``os.environ`` (its entries win), so ``PATH``, ``HOME`` and the like stay set.
+    ``cwd``: the server's working directory (``None``: ours). ``stderr``: ``None`` inherits
+    ours, or pass an open file, a descriptor, or ``subprocess.DEVNULL``. The command is run
+    directly, never through a shell.
+
+    On exit the server is shut down as :class:`StdioClientTransport` describes, even when the
+    surrounding scope is cancelled; ``transport.returncode`` then holds its exit status.
+    """
+    full_env = None if env is None else {**os.environ, **env}
+    with anyio.CancelScope(shield=True):  # a cancellation must not leak a started process
+        process = await anyio.open_process(
+            [command, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=cwd,
+            env=full_env,
+        )
+    transport = StdioClientTransport(
+        process,
+        max_message_size=max_message_size,
+        close_timeout=close_timeout,
+        terminate_timeout=terminate_timeout,
+    )
+    try:
+        await checkpoint_if_cancelled()
+        yield transport
+    finally:
+        await transport.aclose()
