@@ -63,6 +63,8 @@ def echo_server(**kwargs: Any) -> Server:
             return types.CallToolResult(content=[answer.content])
         if params.name == "log":
             await ctx.log("warning", {"note": "careful"}, logger="echo")
+            await ctx.send_tool_list_changed()
+            await ctx.send_resource_updated("file:///watched.txt")
             return types.CallToolResult(content=[])
         raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
 
@@ -461,14 +463,26 @@ async def test_notifications_both_ways() -> None:
     async def roots(params: types.RequestParams, ctx: RequestContext) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[])
 
-    async with connected(server, Client("t", "1", logging=on_log, roots=roots)) as client:
+    client_side = Client("t", "1", logging=on_log, roots=roots)
+    seen: list[str] = []
+
+    @client_side.on_notification(methods.TOOLS_LIST_CHANGED)
+    async def tools_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
+        seen.append(ctx.method)
+
+    @client_side.on_notification(methods.RESOURCES_UPDATED)
+    async def updated(params: types.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
+        seen.append(params.uri)
+
+    async with connected(server, client_side) as client:
         await client.send_roots_list_changed()
         with anyio.fail_after(5):
             await changed.wait()
         await client.call_tool("log")
         with anyio.fail_after(5):
-            while not logs:
+            while not logs or len(seen) < 2:
                 await anyio.sleep(0.01)
+    assert sorted(seen) == ["file:///watched.txt", "notifications/tools/list_changed"]
     assert logs[0].level == "warning" and logs[0].data == {"note": "careful"} and logs[0].logger == "echo"
 
 

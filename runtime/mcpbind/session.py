@@ -129,6 +129,22 @@ class RequestContext:
         """``roots/list``: needs the client's ``roots`` capability."""
         return await self.session.request(methods.ROOTS_LIST, types.RequestParams())
 
+    async def notify(self, spec: NotificationSpec[P], params: P) -> None:
+        """Send any notification this side may send."""
+        await self.session.notify(spec, params)
+
+    async def send_tool_list_changed(self) -> None:
+        await self.session.notify(methods.TOOLS_LIST_CHANGED, types.NotificationParams())
+
+    async def send_prompt_list_changed(self) -> None:
+        await self.session.notify(methods.PROMPTS_LIST_CHANGED, types.NotificationParams())
+
+    async def send_resource_list_changed(self) -> None:
+        await self.session.notify(methods.RESOURCES_LIST_CHANGED, types.NotificationParams())
+
+    async def send_resource_updated(self, uri: str) -> None:
+        await self.session.notify(methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri))
+
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         params = types.LoggingMessageNotificationParams(
             level=level,  # type: ignore[arg-type]
