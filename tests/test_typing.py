@@ -110,3 +110,23 @@ def test_mypy_rejects_a_wrong_handler_signature(tmp_path: Path, monkeypatch: pyt
     assert "error: Cannot find" not in out, out
     assert 'Return type "Coroutine[Any, Any, ListToolsResult]" of "on_tools_call" incompatible' in out
     assert "CallToolResult" in out
+
+
+def server_registration_is_checked() -> None:
+    from mcpbind.schema import v2025_11_25 as latest
+    from mcpbind.server import Server
+    from mcpbind.session import RequestContext
+
+    server = Server("typed", "1")
+
+    @server.on(latest.methods.TOOLS_LIST)
+    async def good(params: latest.PaginatedRequestParams, ctx: RequestContext) -> latest.ListToolsResult:
+        return latest.ListToolsResult(tools=[])
+
+    @server.on(latest.methods.TOOLS_LIST)  # type: ignore[arg-type]
+    async def wrong_result(params: latest.PaginatedRequestParams, ctx: RequestContext) -> latest.CallToolResult:
+        return latest.CallToolResult(content=[])
+
+    @server.on(latest.methods.TOOLS_LIST)  # type: ignore[arg-type]
+    async def wrong_params(params: latest.CallToolRequestParams, ctx: RequestContext) -> latest.ListToolsResult:
+        return latest.ListToolsResult(tools=[])
