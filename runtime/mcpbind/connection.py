@@ -297,6 +297,10 @@ class Connection:
 
     # -- answering ------------------------------------------------------------------------
 
+    def spec_of(self, method: str) -> RequestSpec[Any, Any]:
+        """The spec of a request method this side receives."""
+        return self._codec.incoming_requests[method]
+
     def respond(self, ident: RequestId, spec: RequestSpec[Any, Any], result: Any) -> bytes | None:
         """The response to a received request; ``None`` if it was cancelled meanwhile."""
         if ident not in self._in_flight:

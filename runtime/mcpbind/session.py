@@ -353,7 +353,7 @@ class Session:
     async def _run_handler(
         self, handler: RequestHandler, event: RequestReceived, scope: anyio.CancelScope
     ) -> None:
-        spec = self.connection._codec.incoming_requests[event.method]
+        spec = self.connection.spec_of(event.method)
         meta = getattr(event.params, "meta", UNSET)
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         context = RequestContext(
