@@ -212,6 +212,15 @@ class Connection:
         return self._one(message)
 
     def _reject(self, error: WireError) -> list[Event]:
+        if error.response_id is not None:
+            # A broken response to one of our requests: fail that request, answer nothing.
+            if self._pending.pop(error.response_id, None) is None:
+                return [UnmatchedResponse(error.response_id)]
+            return [
+                ErrorReceived(
+                    error.response_id, McpError(INTERNAL_ERROR, f"Invalid response: {error.message}")
+                )
+            ]
         if error.id is None and error.code not in (-32700, INVALID_REQUEST):
             return []  # a notification: JSON-RPC never answers one
         return [Reply(Codec.encode_wire_error(error))]

@@ -282,7 +282,12 @@ class Session:
                 except MessageTooLarge as exc:
                     await self._send(Codec.encode_error(None, INVALID_REQUEST, f"Invalid request: {exc}"))
                     continue
-                for event in self.connection.receive(data):
+                try:
+                    events = self.connection.receive(data)
+                except Exception:  # a bug, not bad input: the core answers bad input itself
+                    log.exception("could not process a received message; the session goes on")
+                    continue
+                for event in events:
                     await self._on(event)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
@@ -384,12 +389,13 @@ class Session:
                                 event.id, McpError(INTERNAL_ERROR, "Internal error")
                             )
             if scope.cancelled_caught:
-                self.connection.abandon(event.id)
-                data = None
+                data = None  # cancelled by the peer (already abandoned) or the session is ending
             if data is not None:
                 await self._send(data)
         finally:
-            self._handlers.pop(event.id, None)
+            # The peer may already have reused the id of a cancelled request: only our entry goes.
+            if self._handlers.get(event.id) is scope:
+                del self._handlers[event.id]
 
     async def _run_notification(self, handler: NotificationHandler, event: NotificationReceived) -> None:
         try:

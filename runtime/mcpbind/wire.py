@@ -126,11 +126,22 @@ TypedIncoming = TypedRequest | TypedNotification | Response | ErrorResponse
 
 class WireError(McpError):
     """A message that cannot be accepted, with the JSON-RPC error to answer it with and the
-    request id when it could be read."""
+    request id when it could be read. ``response_id`` is set instead when the bad message was
+    recognizably a response (it has ``result`` or ``error``): that is never answered, but the
+    request it answers can be failed."""
 
-    def __init__(self, code: int, message: str, id: RequestId | None = None, data: Any = UNSET) -> None:
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        id: RequestId | None = None,
+        data: Any = UNSET,
+        *,
+        response_id: RequestId | None = None,
+    ) -> None:
         super().__init__(code, message, data)
         self.id = id
+        self.response_id = response_id
 
     def to_error(self) -> ErrorObject:
         return ErrorObject(self.code, self.message, self.data)
@@ -213,7 +224,9 @@ def _typed_class(base: type[T], method: str, params_type: Any, optional: bool, e
     params: tuple[str, Any] | tuple[str, Any, Any] = ("params", params_type)
     if optional:
         params = ("params", params_type, msgspec.field(default_factory=params_type))
-    fields = [("jsonrpc", Literal["2.0"]), params, *extra]
+    stray = ("_stray", Raw, msgspec.field(name="result", default=Raw()))
+    stray_error = ("_stray_error", Raw, msgspec.field(name="error", default=Raw()))
+    fields = [("jsonrpc", Literal["2.0"]), params, *extra, stray, stray_error]
     name = f"{base.__name__}[{method}]"
     return msgspec.defstruct(  # type: ignore[return-value]
         name,
@@ -233,6 +246,27 @@ def _codec(version: str, role: Role) -> Codec:
     from mcpbind.schema import load
 
     return Codec(load(version).methods, role)
+
+
+def _check_utf8(data: bytes | bytearray | memoryview) -> None:
+    """JSON text is UTF-8 (RFC 8259 section 8.1), also inside members msgspec skips unread."""
+    raw = data if not isinstance(data, memoryview) else bytes(data)
+    if raw.isascii():  # the common case: no copy, no decode
+        return
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        message = f"Parse error: invalid UTF-8 at byte {exc.start}"
+        # Read what can be read of it with the bad bytes replaced, to name the request.
+        try:
+            salvaged = _ID_ONLY.decode(raw.decode("utf-8", "replace").encode())
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise WireError(PARSE_ERROR, message) from None
+        ident = salvaged.get("id")
+        ident = ident if isinstance(ident, int | str) and not isinstance(ident, bool) else None
+        if "result" in salvaged or "error" in salvaged:
+            raise WireError(PARSE_ERROR, message, response_id=ident) from None
+        raise WireError(PARSE_ERROR, message, ident) from None
 
 
 def _first_byte(data: bytes | bytearray | memoryview | Raw) -> bytes:
@@ -298,6 +332,7 @@ class Codec:
         ``INVALID_REQUEST`` for JSON that is not a valid message (or a batch where batches
         are not allowed).
         """
+        _check_utf8(data)
         try:
             return self._one(data)
         except WireError as error:
@@ -382,12 +417,20 @@ class Codec:
         :meth:`request_params` and :meth:`notification_params`.
         """
         try:
-            typed: TypedRequest | TypedNotification = self._one_pass.decode(data)
+            typed: Any = self._one_pass.decode(data)  # a per-method TypedRequest/TypedNotification
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass
         else:
-            if isinstance(typed, TypedRequest) or typed.id is UNSET:  # type: ignore[attr-defined]
-                return typed
+            # Members msgspec skipped are not checked for UTF-8, and a message with ``method``
+            # must have neither ``result`` nor ``error``: anything odd takes the slow path.
+            if (
+                not typed._stray
+                and not typed._stray_error
+                and (isinstance(typed, TypedRequest) or typed.id is UNSET)
+            ):
+                _check_utf8(data)
+                result: TypedRequest | TypedNotification = typed
+                return result
         message = self.decode(data)
         if isinstance(message, list):
             out: list[TypedIncoming | WireError] = []
@@ -430,6 +473,8 @@ class Codec:
             return spec.decode_params(raw)
         except msgspec.ValidationError as exc:
             raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}", message.id) from None
+        except msgspec.DecodeError as exc:
+            raise WireError(PARSE_ERROR, f"Parse error: {exc}", message.id) from None
 
     def notification_params(self, message: Notification) -> Any:
         """The typed params of a received notification; unknown methods raise ``METHOD_NOT_FOUND``.
@@ -443,6 +488,8 @@ class Codec:
             return spec.decode_params(message.params)
         except msgspec.ValidationError as exc:
             raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}") from None
+        except msgspec.DecodeError as exc:
+            raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
 
     def result(self, spec: RequestSpec[Any, Any], message: Response) -> Any:
         """The typed result of a response to a request we sent with ``spec``.
@@ -454,6 +501,8 @@ class Codec:
             return spec.result_decoder.decode(message.result)
         except msgspec.ValidationError as exc:
             raise WireError(INTERNAL_ERROR, f"Invalid result: {_at('result', exc)}", message.id) from None
+        except msgspec.DecodeError as exc:
+            raise WireError(INTERNAL_ERROR, f"Invalid result: {exc}", message.id) from None
 
     # -- encoding ---------------------------------------------------------------------------
 
