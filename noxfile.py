@@ -16,7 +16,7 @@ MYPY = "mypy==2.4.1"
 TEST_DEPS = ["pytest>=8", "anyio>=4.7", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
 # The official SDK, as a peer for interop tests.
-INTEROP_DEPS = ["mcp>=1.20"]
+INTEROP_DEPS = ["mcp>=2.3,<3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
 BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2"]
 

@@ -124,9 +124,13 @@ def server_registration_is_checked() -> None:
         return latest.ListToolsResult(tools=[])
 
     @server.on(latest.methods.TOOLS_LIST)  # type: ignore[arg-type]
-    async def wrong_result(params: latest.PaginatedRequestParams, ctx: RequestContext) -> latest.CallToolResult:
+    async def wrong_result(
+        params: latest.PaginatedRequestParams, ctx: RequestContext
+    ) -> latest.CallToolResult:
         return latest.CallToolResult(content=[])
 
     @server.on(latest.methods.TOOLS_LIST)  # type: ignore[arg-type]
-    async def wrong_params(params: latest.CallToolRequestParams, ctx: RequestContext) -> latest.ListToolsResult:
+    async def wrong_params(
+        params: latest.CallToolRequestParams, ctx: RequestContext
+    ) -> latest.ListToolsResult:
         return latest.ListToolsResult(tools=[])

@@ -225,6 +225,7 @@ class Session:
         # Handlers, notification tasks and the reader run here, apart from the code inside
         # ``async with session``: the peer going away stops them, never the caller's block.
         self._workers: anyio.abc.TaskGroup | None = None
+        self._notifications: anyio.abc.ObjectSendStream[tuple[NotificationHandler, NotificationReceived]]
         self._closed = anyio.Event()
         self.ready = anyio.Event()
 
@@ -269,6 +270,11 @@ class Session:
     async def _serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         async with anyio.create_task_group() as workers:
             self._workers = workers
+            send, receive = anyio.create_memory_object_stream[
+                tuple[NotificationHandler, NotificationReceived]
+            ](self.max_pending_requests)
+            self._notifications = send
+            workers.start_soon(self._dispatch_notifications, receive)
             task_status.started()
             await self._read()
             # The peer is gone: handlers still running have nobody to answer any more.
@@ -313,8 +319,9 @@ class Session:
         elif isinstance(event, NotificationReceived):
             handler = self.notification_handlers.get(event.method)
             if handler is not None:
-                assert self._workers is not None
-                self._workers.start_soon(self._run_notification, handler, event)
+                # One task runs notification handlers in the order they arrived; the reader
+                # goes on unless that many are waiting (then it waits: backpressure).
+                await self._notifications.send((handler, event))
         elif isinstance(event, CancelRequested):
             scope = self._handlers.get(event.request_id)
             if scope is not None:
@@ -397,11 +404,15 @@ class Session:
             if self._handlers.get(event.id) is scope:
                 del self._handlers[event.id]
 
-    async def _run_notification(self, handler: NotificationHandler, event: NotificationReceived) -> None:
-        try:
-            await handler(event.params, RequestContext(self, None, event.method, None))
-        except Exception:
-            log.exception("notification handler for %s failed", event.method)
+    async def _dispatch_notifications(
+        self, queue: anyio.abc.ObjectReceiveStream[tuple[NotificationHandler, NotificationReceived]]
+    ) -> None:
+        async with queue:
+            async for handler, event in queue:
+                try:
+                    await handler(event.params, RequestContext(self, None, event.method, None))
+                except Exception:
+                    log.exception("notification handler for %s failed", event.method)
 
     # -- sending --------------------------------------------------------------------------
 

@@ -263,7 +263,9 @@ def _check_utf8(data: bytes | bytearray | memoryview) -> None:
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise WireError(PARSE_ERROR, message) from None
         ident = salvaged.get("id")
-        ident = ident if isinstance(ident, int | str) and not isinstance(ident, bool) else None
+        # An id that held the bad bytes was not read: JSON-RPC answers that with a null id.
+        readable = isinstance(ident, int) or (isinstance(ident, str) and "\ufffd" not in ident)
+        ident = ident if readable and not isinstance(ident, bool) else None
         if "result" in salvaged or "error" in salvaged:
             raise WireError(PARSE_ERROR, message, response_id=ident) from None
         raise WireError(PARSE_ERROR, message, ident) from None
