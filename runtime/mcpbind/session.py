@@ -217,7 +217,8 @@ class Session:
         self.request_timeout = request_timeout
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
-        self._limiter = anyio.CapacityLimiter(max_concurrent_requests)
+        # fast_acquire: no scheduling round trip while below the bound.
+        self._limiter = anyio.Semaphore(max_concurrent_requests, fast_acquire=True)
         self._waiters: dict[RequestId, _Waiter[Any]] = {}
         self._progress: dict[str | int, _Waiter[Any]] = {}
         self._handlers: dict[RequestId, anyio.CancelScope] = {}
@@ -355,7 +356,7 @@ class Session:
         scope = anyio.CancelScope()
         self._handlers[event.id] = scope
         assert self._workers is not None
-        self._workers.start_soon(self._run_handler, handler, event, scope)
+        self._workers.start_soon(self._run_handler, handler, event, scope, name="mcpbind request handler")
 
     def _reply_soon(self, data: bytes | None) -> None:
         if data is not None:
