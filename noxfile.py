@@ -18,7 +18,7 @@ CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
-BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2"]
+BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3"]
 
 
 @nox.session
@@ -39,7 +39,16 @@ def interop(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over runtime, generated code, codegen, tests and benchmarks."""
     session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *BENCH_DEPS, *INTEROP_DEPS)
-    session.run("mypy", "runtime/mcpbind", "generated/mcpbind", "codegen", "tests", "bench", "examples", *session.posargs)
+    session.run(
+        "mypy",
+        "runtime/mcpbind",
+        "generated/mcpbind",
+        "codegen",
+        "tests",
+        "bench",
+        "examples",
+        *session.posargs,
+    )
 
 
 @nox.session

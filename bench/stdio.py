@@ -1,0 +1,909 @@
+"""A stdio round trip of the ``echo`` tool: mcpbind's example server beside the official SDK's.
+
+Servers (``--servers`` picks some, in this order by default):
+
+* ``mcpbind-asyncio``: ``examples/echo_server.py --backend asyncio`` (mcpbind, this checkout);
+* ``mcpbind-trio``: the same on trio;
+* ``official``: ``bench/official_echo_server.py``, the official SDK's low-level ``Server``
+  served by ``mcp.server.stdio.stdio_server`` (asyncio);
+* ``raw-floor``: ``bench/stdio.py --serve-raw``, a minimal blocking loop (read a line, decode it
+  with msgspec, answer ``initialize`` / ``tools/call`` echo, write and flush the answer): what a
+  Python process costs with no framework at all.
+
+One load generator drives them all and uses neither SDK's client: it spawns the server with
+pipes, makes both ends non-blocking and runs a single-threaded ``selectors`` loop, writing
+pre-formatted request lines and decoding the answers with a small msgspec struct. It does the
+``initialize`` handshake by hand (request, response, ``notifications/initialized``), then:
+
+* sequential latency: N ``tools/call`` echo calls, each sent after the previous answer (p50, p99);
+* pipelined throughput with 1, 16 and 256 requests in flight: as soon as answers come back, the
+  same number of new requests is written (in one write), answers are matched by id; calls/s is
+  the number of calls over the wall time from the first write to the last answer.
+
+Every answer is checked: a known outstanding id, no error, ``result.content[0]`` a text block
+carrying the text sent with that id (each call sends a text of its own). A wrong answer, a server
+that exits, or one that stays silent for ``--stall-timeout`` seconds aborts the run, and every
+server process is killed and reaped on the way out.
+
+Each round spawns every server afresh (the order rotates between rounds) and runs all phases on
+it after a warm-up. The server's CPU time per call (all threads, /proc schedstat) is taken over
+each pipelined phase. Start-up time (spawn to the ``initialize`` answer) is measured on separate
+starts after the rounds. The tables give medians over the rounds with the min-max range; ratios
+use medians.
+
+``--cpus`` places the two processes: ``split`` (default) pins the generator to one CPU and the
+server to another, ``shared`` pins both to one CPU, ``free`` leaves it to the scheduler. On a
+small VM the choice moves sequential latency a lot (cross-CPU wake-ups); see bench/README.md.
+
+In a dev checkout (needs ``mcp``, the official SDK, for the ``official`` server)::
+
+    PYTHONPATH=runtime:generated python bench/stdio.py [--quick] [--rounds N] [--servers a,b]
+        [--cpus split|shared|free] [--in-flight 1,16,256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import platform
+import selectors
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTOCOL_VERSION = "2025-11-25"
+
+# -- the wire, as the load generator sees it -------------------------------------------------------
+
+INITIALIZE = msgspec.json.encode(
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "bench-stdio", "version": "0.1.0"},
+        },
+    }
+)
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+# id, then the text to echo: "echo <id>", so a crossed answer cannot pass the check.
+CALL = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+    b'"params":{"name":"echo","arguments":{"text":"echo %d"}}}\n'
+)
+
+
+class _Content(msgspec.Struct):
+    type: str
+    text: str | None = None
+
+
+class _CallResult(msgspec.Struct):
+    content: list[_Content]
+    is_error: bool | None = msgspec.field(default=None, name="isError")
+
+
+class _ErrorBody(msgspec.Struct):
+    code: int
+    message: str
+
+
+class _Reply(msgspec.Struct):
+    """Any message from the server; a reply to a tools/call must carry a valid result."""
+
+    jsonrpc: str = ""
+    id: int | str | None = None
+    method: str | None = None
+    result: _CallResult | None = None
+    error: _ErrorBody | None = None
+
+
+class _InitReply(msgspec.Struct):
+    jsonrpc: str = ""
+    id: int | str | None = None
+    result: dict[str, Any] | None = None
+    error: _ErrorBody | None = None
+
+
+class BenchError(Exception):
+    """A wrong answer, a dead or silent server: the run stops."""
+
+
+# -- one server process ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    label: str
+    args: tuple[str, ...]
+
+    def command(self, extra_tools: int) -> list[str]:
+        cmd = [sys.executable, *self.args]
+        if extra_tools and self.name != "raw-floor":
+            cmd += ["--tools", str(extra_tools)]
+        return cmd
+
+
+SERVERS: dict[str, ServerSpec] = {
+    spec.name: spec
+    for spec in (
+        ServerSpec(
+            "mcpbind-asyncio",
+            "mcpbind, asyncio",
+            ("examples/echo_server.py", "--backend", "asyncio"),
+        ),
+        ServerSpec(
+            "mcpbind-trio",
+            "mcpbind, trio",
+            ("examples/echo_server.py", "--backend", "trio"),
+        ),
+        ServerSpec(
+            "official",
+            "official SDK low-level, asyncio",
+            ("bench/official_echo_server.py",),
+        ),
+        ServerSpec("raw-floor", "raw msgspec loop (floor)", ("bench/stdio.py", "--serve-raw")),
+    )
+}
+
+
+def server_env() -> dict[str, str]:
+    """The environment of every server: this checkout's runtime and generated code first."""
+    env = dict(os.environ)
+    dev = [str(ROOT / "runtime"), str(ROOT / "generated")]
+    if env.get("PYTHONPATH"):
+        dev.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(dev)
+    env["PYTHONFAULTHANDLER"] = "1"  # a hung server is sent SIGABRT and dumps its threads
+    # Start-up is timed with bytecode caches as an installed package has them: let the first
+    # start write what is missing or stale (a dev checkout's caches may be either).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a live process: the sum over its threads of /proc's schedstat (ns precision).
+
+    A thread that exits between two readings takes its time with it; the servers here keep
+    their threads (anyio's and trio's worker threads idle for 10 s before they exit).
+    """
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    except OSError:
+        return math.nan
+    return total / 1e9
+
+
+@dataclass(frozen=True)
+class Placement:
+    """CPU sets of the load generator and of the server (None: wherever the scheduler likes)."""
+
+    generator: frozenset[int] | None
+    server: frozenset[int] | None
+
+    @staticmethod
+    def of(mode: str) -> Placement:
+        if mode == "free":
+            return Placement(None, None)
+        cpus = sorted(os.sched_getaffinity(0))
+        if mode == "shared" or len(cpus) < 2:
+            return Placement(frozenset(cpus[:1]), frozenset(cpus[:1]))
+        return Placement(frozenset(cpus[:1]), frozenset(cpus[1:2]))
+
+
+class ServerProcess:
+    """A spawned server with non-blocking pipes and a selector over them."""
+
+    def __init__(
+        self, spec: ServerSpec, extra_tools: int, stall_timeout: float, placement: Placement
+    ) -> None:
+        self.spec = spec
+        self.stall_timeout = stall_timeout
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        self.spawned_at = time.perf_counter()
+        # The child inherits the CPU set in force at fork: switch to the server's, spawn, and
+        # switch back to the generator's.
+        if placement.server is not None:
+            os.sched_setaffinity(0, placement.server)
+        try:
+            self.proc = subprocess.Popen(
+                spec.command(extra_tools),
+                cwd=ROOT,
+                env=server_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                bufsize=0,
+            )
+        except BaseException:
+            self.stderr.close()
+            raise
+        finally:
+            if placement.generator is not None:
+                os.sched_setaffinity(0, placement.generator)
+        self.selector = selectors.DefaultSelector()
+        try:
+            assert self.proc.stdin is not None and self.proc.stdout is not None
+            self.wfd = self.proc.stdin.fileno()
+            self.rfd = self.proc.stdout.fileno()
+            os.set_blocking(self.wfd, False)
+            os.set_blocking(self.rfd, False)
+            self.selector.register(self.rfd, selectors.EVENT_READ)
+        except BaseException:
+            self.close()
+            raise
+        self.wbuf = b""
+        self.rbuf = b""
+        self.next_id = 1
+        self.decoder = msgspec.json.Decoder(_Reply)
+        self.notifications: dict[str, int] = {}
+        self.phase = "start-up"
+        self.progress: Callable[[], str] | None = None
+
+    # -- bytes in and out ------------------------------------------------------------------------
+
+    def fail(self, what: str) -> BenchError:
+        where = f" [{self.phase}{'; ' + self.progress() if self.progress else ''}]"
+        return BenchError(f"{self.spec.name}: {what}{where}{self.stderr_tail()}")
+
+    def diagnose(self) -> str:
+        """For a silent server: its threads' states, then a faulthandler dump (SIGABRT)."""
+        pid = self.proc.pid
+        states = []
+        try:
+            for task in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+                base = f"/proc/{pid}/task/{task}"
+                with open(f"{base}/stat", "rb") as f:
+                    stat = f.read()
+                with open(f"{base}/wchan", "rb") as f:
+                    wchan = f.read().decode() or "-"
+                state = stat[stat.rindex(b")") + 2 :].split()[0].decode()
+                states.append(f"{task}:{state}/{wchan}")
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER=1: dumps every thread
+            try:
+                self.proc.wait(3)
+            except subprocess.TimeoutExpired:
+                pass
+        return f"threads (tid:state/wchan) {' '.join(states)}"
+
+    def stderr_tail(self, limit: int = 3000) -> str:
+        self.stderr.seek(0)
+        text = self.stderr.read().decode("utf-8", "replace")
+        if not text.strip():
+            return ""
+        if len(text) > limit:
+            text = "...\n" + text[-limit:]
+        return f"\n--- server stderr ---\n{text.rstrip()}\n---"
+
+    def send(self, data: bytes) -> None:
+        if self.wbuf:
+            self.wbuf += data
+            return
+        try:
+            written = os.write(self.wfd, data)
+        except BlockingIOError:
+            written = 0
+        except BrokenPipeError:
+            raise self.fail("stdin closed (the server exited?)") from None
+        if written < len(data):
+            self.wbuf = data[written:]
+            self.selector.register(self.wfd, selectors.EVENT_WRITE)
+
+    def _flush_some(self) -> None:
+        try:
+            written = os.write(self.wfd, self.wbuf)
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            raise self.fail("stdin closed (the server exited?)") from None
+        self.wbuf = self.wbuf[written:]
+        if not self.wbuf:
+            self.selector.unregister(self.wfd)
+
+    def read_lines(self, deadline: float, stall: float | None = None) -> list[bytes]:
+        """Block until at least one whole line has arrived; return the whole lines.
+
+        Fails at ``deadline`` (a ``time.monotonic()``) or after ``stall`` seconds (default: the
+        stall timeout) in which nothing arrived.
+        """
+        if stall is None:
+            stall = self.stall_timeout
+        while True:
+            if b"\n" in self.rbuf:
+                *lines, self.rbuf = self.rbuf.split(b"\n")
+                return lines
+            now = time.monotonic()
+            if now >= deadline:
+                raise self.fail(f"phase deadline passed; {self.diagnose()}")
+            events = self.selector.select(min(stall, deadline - now))
+            if not events:
+                if time.monotonic() >= deadline:
+                    continue
+                state = self.diagnose()
+                raise self.fail(f"no answer for {stall:g} s (server hung?); {state}")
+            for key, mask in events:
+                if key.fd == self.wfd and mask & selectors.EVENT_WRITE:
+                    self._flush_some()
+                elif key.fd == self.rfd:
+                    data = os.read(self.rfd, 1 << 16)
+                    if not data:
+                        code = self.proc.poll()
+                        raise self.fail(f"stdout closed (exit code {code})")
+                    self.rbuf += data
+
+    # -- protocol --------------------------------------------------------------------------------
+
+    def handshake(self, timeout: float) -> float:
+        """initialize + notifications/initialized; seconds from spawn to the initialize answer."""
+        deadline = time.monotonic() + timeout
+        self.send(INITIALIZE + b"\n")
+        while True:
+            lines = self.read_lines(deadline, stall=timeout)
+            answered = time.perf_counter()
+            for i, line in enumerate(lines):
+                try:
+                    reply = msgspec.json.decode(line, type=_InitReply)
+                except msgspec.DecodeError as exc:
+                    raise self.fail(f"bad initialize answer ({exc}): {line[:500]!r}") from None
+                if reply.id is None:  # a notification (a log message, say) before the answer
+                    continue
+                if reply.id != 0 or reply.error is not None or reply.result is None:
+                    raise self.fail(f"bad initialize answer: {line[:500]!r}")
+                if not isinstance(reply.result.get("protocolVersion"), str):
+                    raise self.fail(f"initialize answer without protocolVersion: {line[:500]!r}")
+                if lines[i + 1 :] or self.rbuf:
+                    raise self.fail(f"unexpected messages after initialize: {lines[i + 1 :]!r}")
+                self.send(INITIALIZED + b"\n")
+                return answered - self.spawned_at
+
+    def check(self, line: bytes, outstanding: dict[int, int]) -> int | None:
+        """Verify one message; the id of the call it answers, or None for a notification."""
+        try:
+            reply = self.decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise self.fail(f"undecodable or malformed message ({exc}): {line[:500]!r}") from None
+        if reply.id is None and reply.method is not None:
+            self.notifications[reply.method] = self.notifications.get(reply.method, 0) + 1
+            return None
+        if reply.method is not None:
+            raise self.fail(f"unexpected request from the server: {line[:500]!r}")
+        rid = reply.id
+        if not isinstance(rid, int) or rid not in outstanding:
+            raise self.fail(f"answer with an unknown or repeated id: {line[:500]!r}")
+        if reply.jsonrpc != "2.0" or reply.error is not None or reply.result is None:
+            raise self.fail(f"error or malformed answer to call {rid}: {line[:500]!r}")
+        content = reply.result.content
+        if (
+            reply.result.is_error
+            or not content
+            or content[0].type != "text"
+            or content[0].text != f"echo {rid}"
+        ):
+            raise self.fail(f"wrong answer to call {rid}: {line[:500]!r}")
+        return rid
+
+    def calls(
+        self, phase: str, total: int, window: int, timeout: float, latencies: list[int] | None = None
+    ) -> float:
+        """``total`` echo calls with up to ``window`` in flight; seconds from first write to last answer."""
+        deadline = time.monotonic() + timeout
+        outstanding: dict[int, int] = {}
+        sent = done = 0
+        self.phase = f"{phase}: {total:,} calls, up to {window} in flight"
+
+        def progress() -> str:
+            oldest = next(iter(outstanding), None)
+            return (
+                f"{done:,} answered, {len(outstanding)} in flight (oldest id {oldest}), "
+                f"{len(self.wbuf)} bytes unwritten, {len(self.rbuf)} bytes of a partial line read"
+            )
+
+        self.progress = progress
+        clock = time.perf_counter_ns
+        started = clock()
+        while done < total:
+            if sent < total and len(outstanding) < window:
+                chunk = []
+                now = clock()
+                while sent < total and len(outstanding) < window:
+                    rid = self.next_id
+                    self.next_id += 1
+                    chunk.append(CALL % (rid, rid))
+                    outstanding[rid] = now
+                    sent += 1
+                self.send(b"".join(chunk))
+            for line in self.read_lines(deadline):
+                answered = self.check(line, outstanding)
+                if answered is None:
+                    continue
+                sent_at = outstanding.pop(answered)
+                if latencies is not None:
+                    latencies.append(clock() - sent_at)
+                done += 1
+        self.progress = None
+        return (clock() - started) / 1e9
+
+    def close(self, timeout: float = 5.0) -> str:
+        """EOF on stdin, wait for the exit, kill if need be; a note when the exit was not clean."""
+        note = ""
+        try:
+            self.selector.close()
+            if self.proc.stdin is not None:
+                try:
+                    self.proc.stdin.close()
+                except OSError:
+                    pass
+            try:
+                code = self.proc.wait(timeout)
+                if code != 0:
+                    note = f"exit code {code} after stdin EOF"
+            except subprocess.TimeoutExpired:
+                note = f"did not exit within {timeout:g} s of stdin EOF; killed"
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+        tail = self.stderr_tail()
+        self.stderr.close()
+        if tail:
+            note = f"{note}; stderr output:{tail}" if note else f"stderr output:{tail}"
+        return note
+
+
+# -- the measurement -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Counts:
+    warmup: int
+    sequential: int
+    at: dict[int, int]  # in flight -> calls
+
+
+def counts_for(quick: bool, windows: Sequence[int]) -> Counts:
+    """Calls per phase: 5,000 sequential and at 1 in flight, 20,000 at more (/10 with --quick)."""
+    scale = 10 if quick else 1
+    return Counts(
+        warmup=2000 // scale,
+        sequential=5000 // scale,
+        at={w: (5000 if w == 1 else 20000) // scale for w in windows},
+    )
+
+
+@dataclass
+class Samples:
+    p50_us: list[float] = field(default_factory=list)
+    p99_us: list[float] = field(default_factory=list)
+    rate: dict[int, list[float]] = field(default_factory=dict)
+    cpu_us: dict[int, list[float]] = field(default_factory=dict)
+    start_ms: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def percentile(sorted_values: Sequence[int], q: float) -> float:
+    """Nearest-rank percentile of sorted values."""
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return float(sorted_values[rank - 1])
+
+
+def one_round(spec: ServerSpec, counts: Counts, args: argparse.Namespace, samples: Samples) -> None:
+    server = ServerProcess(spec, args.tools, args.stall_timeout, args.placement)
+    note = ""
+    try:
+        server.handshake(args.start_timeout)
+        server.calls("warm-up", counts.warmup, 16, args.phase_timeout)
+        server.calls("warm-up", counts.warmup // 4, 1, args.phase_timeout)
+        gc.collect()
+        gc.disable()
+        try:
+            latencies: list[int] = []
+            server.calls("sequential", counts.sequential, 1, args.phase_timeout, latencies)
+            latencies.sort()
+            samples.p50_us.append(percentile(latencies, 50) / 1e3)
+            samples.p99_us.append(percentile(latencies, 99) / 1e3)
+            for window, total in counts.at.items():
+                cpu_before = cpu_seconds(server.proc.pid)
+                seconds = server.calls("pipelined", total, window, args.phase_timeout)
+                cpu = cpu_seconds(server.proc.pid) - cpu_before
+                samples.rate.setdefault(window, []).append(total / seconds)
+                samples.cpu_us.setdefault(window, []).append(cpu / total * 1e6)
+        finally:
+            gc.enable()
+        if server.notifications:
+            samples.notes.append(f"notifications from the server: {server.notifications}")
+    finally:
+        note = server.close()
+    if note:
+        samples.notes.append(note)
+
+
+def one_start(spec: ServerSpec, args: argparse.Namespace, samples: Samples) -> None:
+    server = ServerProcess(spec, args.tools, args.stall_timeout, args.placement)
+    try:
+        samples.start_ms.append(server.handshake(args.start_timeout) * 1e3)
+        server.calls("start-up", 1, 1, args.phase_timeout)
+    finally:
+        note = server.close()
+    if note:
+        samples.notes.append(note)
+
+
+# -- the report ------------------------------------------------------------------------------------
+
+
+def med(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def fmt_num(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}"
+
+
+def fmt_range(values: Sequence[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"{fmt_num(med(values))} ({fmt_num(min(values))}-{fmt_num(max(values))})"
+
+
+def fmt_ratio(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
+
+
+def ratio(ours: float, theirs: float) -> float:
+    if math.isnan(ours) or math.isnan(theirs) or theirs == 0:
+        return math.nan
+    return ours / theirs
+
+
+def version_of(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def machine_line() -> str:
+    cpu = platform.processor() or "unknown cpu"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cpus ({cpu}), {platform.system()} {platform.release()}"
+
+
+def commit() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "runtime", "generated", "examples"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    # What the servers run: uncommitted (or untracked) code there makes the commit not enough.
+    return head + (" (plus uncommitted changes in runtime/, generated/ or examples/)" if dirty else "")
+
+
+def placement_text(placement: Placement) -> str:
+    if placement.generator is None or placement.server is None:
+        return "no CPU pinning"
+    if placement.generator == placement.server:
+        return f"generator and server pinned to one CPU ({min(placement.server)})"
+    return f"generator pinned to CPU {min(placement.generator)}, server to CPU {min(placement.server)}"
+
+
+def report(
+    results: dict[str, Samples], counts: Counts, rounds: int, placement: Placement, started_at: str
+) -> None:
+    windows = list(counts.at)
+    official = results.get("official")
+    floor = results.get("raw-floor")
+
+    def rates(s: Samples, w: int) -> list[float]:
+        return s.rate.get(w, [])
+
+    print()
+    print(
+        f"{datetime.now(timezone.utc):%Y-%m-%d}, commit {started_at}, {machine_line()}; "
+        f"CPython {platform.python_version()}; msgspec {version_of('msgspec')}, "
+        f"anyio {version_of('anyio')}, trio {version_of('trio')}, mcp {version_of('mcp')}; "
+        f"{placement_text(placement)}; {rounds} rounds; sequential {counts.sequential:,} calls, "
+        + ", ".join(f"{counts.at[w]:,} at {w} in flight" for w in windows)
+    )
+    print()
+    head = ["server", "seq p50 µs", "seq p99 µs", *(f"calls/s at {w}" for w in windows)]
+    if official is not None:
+        head += ["p50 vs official", "p99 vs official", *(f"at {w} vs official" for w in windows)]
+    print("| " + " | ".join(head) + " |")
+    print("| --- |" + " ---: |" * (len(head) - 1))
+    for name, s in results.items():
+        row = [
+            SERVERS[name].label,
+            fmt_range(s.p50_us),
+            fmt_range(s.p99_us),
+            *(fmt_range(rates(s, w)) for w in windows),
+        ]
+        if official is not None:
+            row += [
+                fmt_ratio(ratio(med(s.p50_us), med(official.p50_us))),
+                fmt_ratio(ratio(med(s.p99_us), med(official.p99_us))),
+                *(fmt_ratio(ratio(med(rates(s, w)), med(rates(official, w)))) for w in windows),
+            ]
+        print("| " + " | ".join(row) + " |")
+
+    print()
+    head = ["server", "start to initialize answer ms", *(f"server CPU µs/call at {w}" for w in windows)]
+    if floor is not None:
+        head += ["p50 vs floor", *(f"at {w} vs floor" for w in windows)]
+    print("| " + " | ".join(head) + " |")
+    print("| --- |" + " ---: |" * (len(head) - 1))
+    for name, s in results.items():
+        row = [
+            SERVERS[name].label,
+            fmt_range(s.start_ms),
+            *(fmt_range(s.cpu_us.get(w, [])) for w in windows),
+        ]
+        if floor is not None:
+            row += [
+                fmt_ratio(ratio(med(s.p50_us), med(floor.p50_us))),
+                *(fmt_ratio(ratio(med(rates(s, w)), med(rates(floor, w)))) for w in windows),
+            ]
+        print("| " + " | ".join(row) + " |")
+
+    goals = []
+    for name in ("mcpbind-asyncio", "mcpbind-trio"):
+        if name not in results:
+            continue
+        s = results[name]
+        if official is not None and 16 in counts.at:
+            r = ratio(med(rates(s, 16)), med(rates(official, 16)))
+            verdict = "met" if r >= 20 else "MISSED"
+            goals.append(
+                f"| {SERVERS[name].label} | calls/s at 16 >= 20x official | {fmt_ratio(r)} {verdict} |"
+            )
+        if floor is not None:
+            r = ratio(med(s.p50_us), med(floor.p50_us))
+            verdict = "met" if r <= 3 else "MISSED"
+            goals.append(f"| {SERVERS[name].label} | seq p50 <= 3x raw floor | {fmt_ratio(r)} {verdict} |")
+    if goals:
+        print()
+        print("| server | goal | now |")
+        print("| --- | --- | ---: |")
+        print("\n".join(goals))
+
+    notes = [(name, n) for name, s in results.items() for n in dict.fromkeys(s.notes)]
+    ended_at = commit()
+    if ended_at != started_at:
+        notes.append(
+            ("checkout", f"changed during the run: {started_at} at the start, {ended_at} at the end")
+        )
+    if notes:
+        print()
+        print("Notes:")
+        for name, n in notes:
+            print(f"- {name}: {n}")
+
+
+# -- the floor server ------------------------------------------------------------------------------
+
+
+class _Incoming(msgspec.Struct):
+    method: str | None = None
+    id: int | str | None = None
+    params: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Arguments(msgspec.Struct):
+    text: str
+
+
+class _CallParams(msgspec.Struct):
+    name: str
+    arguments: _Arguments
+
+
+class _TextOut(msgspec.Struct):
+    text: str
+    type: str = "text"
+
+
+class _ResultOut(msgspec.Struct):
+    content: list[_TextOut]
+
+
+class _Answer(msgspec.Struct):
+    id: int | str | None
+    result: Any
+    jsonrpc: str = "2.0"
+
+
+class _ErrorAnswer(msgspec.Struct):
+    id: int | str | None
+    error: _ErrorBody
+    jsonrpc: str = "2.0"
+
+
+def serve_raw() -> None:
+    """The floor: one blocking loop, msgspec in and out, no framework, no checks beyond decoding."""
+    decode = msgspec.json.Decoder(_Incoming).decode
+    decode_call = msgspec.json.Decoder(_CallParams).decode
+    encode = msgspec.json.Encoder().encode
+    out = sys.stdout.buffer
+    init_result = {
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "raw-floor", "version": "0.1.0"},
+    }
+    for line in sys.stdin.buffer:
+        answer: _Answer | _ErrorAnswer
+        try:
+            msg = decode(line)
+            if msg.id is None:
+                continue  # a notification
+            if msg.method == "tools/call":
+                params = decode_call(msg.params)
+                answer = _Answer(msg.id, _ResultOut([_TextOut(params.arguments.text)]))
+            elif msg.method == "initialize":
+                answer = _Answer(msg.id, init_result)
+            else:
+                answer = _ErrorAnswer(msg.id, _ErrorBody(-32601, f"Method not found: {msg.method}"))
+        except msgspec.DecodeError as exc:
+            answer = _ErrorAnswer(None, _ErrorBody(-32700, str(exc)))
+        out.write(encode(answer) + b"\n")
+        out.flush()
+
+
+# -- main ------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="small counts, 2 rounds: a smoke run")
+    parser.add_argument("--rounds", type=int, help="rounds per server (default 5; 2 with --quick)")
+    parser.add_argument(
+        "--servers",
+        default=",".join(SERVERS),
+        help=f"comma-separated, from: {', '.join(SERVERS)} (default: all)",
+    )
+    parser.add_argument("--starts", type=int, help="start-up timings per server (default 5; 2 with --quick)")
+    parser.add_argument(
+        "--in-flight",
+        default="1,16,256",
+        help="comma-separated numbers of requests in flight for the pipelined phases (default 1,16,256)",
+    )
+    parser.add_argument("--tools", type=int, default=0, help="extra tools each server registers")
+    parser.add_argument("--stall-timeout", type=float, default=10.0, help="seconds without an answer")
+    parser.add_argument("--start-timeout", type=float, default=30.0, help="seconds to the initialize answer")
+    parser.add_argument("--phase-timeout", type=float, default=300.0, help="seconds per phase")
+    parser.add_argument(
+        "--cpus",
+        choices=["split", "shared", "free"],
+        default="split",
+        help="split: generator on one CPU, server on another (default); shared: both on one "
+        "CPU; free: no pinning",
+    )
+    parser.add_argument("--serve-raw", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.servers.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SERVERS]
+    if unknown or not names:
+        parser.error(f"unknown servers {unknown}; choose from {', '.join(SERVERS)}")
+    args.server_names = list(dict.fromkeys(names))
+    args.placement = Placement.of(args.cpus)
+    try:
+        windows = [int(w) for w in args.in_flight.split(",") if w.strip()]
+    except ValueError:
+        parser.error("--in-flight takes comma-separated integers")
+    if not windows or min(windows) < 1:
+        parser.error("--in-flight takes integers of at least 1")
+    args.counts = counts_for(args.quick, list(dict.fromkeys(windows)))
+    if args.rounds is None:
+        args.rounds = 2 if args.quick else 5
+    if args.starts is None:
+        args.starts = 2 if args.quick else 5
+    if args.rounds < 1 or args.starts < 0:
+        parser.error("--rounds must be at least 1 and --starts at least 0")
+    return args
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> dict[str, Samples]:
+    counts: Counts = args.counts
+    names: list[str] = args.server_names
+    results = {name: Samples() for name in names}
+    for r in range(args.rounds):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            started = time.monotonic()
+            one_round(SERVERS[name], counts, args, results[name])
+            s = results[name]
+            log(
+                f"round {r + 1}/{args.rounds} {name}: p50 {s.p50_us[-1]:.0f} µs, "
+                + ", ".join(f"{s.rate[w][-1]:,.0f}/s at {w}" for w in counts.at)
+                + f" ({time.monotonic() - started:.1f} s)"
+            )
+    for _ in range(args.starts):
+        for name in names:
+            one_start(SERVERS[name], args, results[name])
+    for name in names:
+        if results[name].start_ms:
+            log(f"start-up {name}: {fmt_range(results[name].start_ms)} ms")
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.serve_raw:
+        serve_raw()
+        return 0
+    started_at = commit()
+    load = os.getloadavg()[0]
+    if load > 0.5:
+        log(f"note: 1-minute load average is {load:.2f} before the run; other work skews the numbers")
+    try:
+        results = run(args)
+    except BenchError as exc:
+        print(f"bench/stdio.py: run aborted: {exc}", file=sys.stderr)
+        return 1
+    report(results, args.counts, args.rounds, args.placement, started_at)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
