@@ -54,7 +54,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     session.install(RUFF)
-    session.run("ruff", "check", "runtime", "codegen", "tests", "bench", "noxfile.py")
+    session.run("ruff", "check", "runtime", "codegen", "tests", "bench", "examples", "noxfile.py")
     session.run(
         "ruff", "format", "--check", "runtime", "codegen", "tests", "bench", "noxfile.py", "generated"
     )
