@@ -69,11 +69,8 @@ def regen(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks side by side with orjson and the official SDK's types (see bench/README.md)."""
+    """Benchmarks side by side with orjson, the official SDK and a raw floor (see bench/README.md)."""
     session.install(".", *BENCH_DEPS)
-    session.run(
-        "python",
-        "bench/codec.py",
-        *session.posargs,
-        env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")},
-    )
+    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
+    session.run("python", "bench/codec.py", *session.posargs, env=env)
+    session.run("python", "bench/stdio.py", *session.posargs, env=env)
