@@ -18,7 +18,7 @@ CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
-BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3"]
+BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3", "trio>=0.26"]
 
 
 @nox.session
