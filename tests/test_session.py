@@ -514,3 +514,32 @@ async def test_pending_requests_fail_when_the_connection_closes() -> None:
                 await anyio.sleep(0.01)
                 reached_the_end = True
     assert reached_the_end
+
+
+async def test_a_side_only_handles_what_its_peer_sends() -> None:
+    with pytest.raises(ValueError, match="does not receive sampling/createMessage"):
+        Server("s", "1").on(methods.SAMPLING_CREATEMESSAGE)
+    with pytest.raises(ValueError, match="does not receive tools/call"):
+        Client("c", "1").on(methods.TOOLS_CALL)
+    with pytest.raises(ValueError, match="does not receive notifications/tools/list_changed"):
+        Server("s", "1").on_notification(methods.TOOLS_LIST_CHANGED)
+    client = Client("c", "1")
+
+    @client.on(methods.ROOTS_LIST)
+    async def roots(params: types.RequestParams, ctx: RequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work")])
+
+    server = Server("s", "1")
+    seen: list[types.ListRootsResult] = []
+
+    @server.on(methods.TOOLS_CALL)
+    async def call(params: types.CallToolRequestParams, ctx: RequestContext) -> types.CallToolResult:
+        seen.append(await ctx.list_roots())
+        return types.CallToolResult(content=[])
+
+    # Registered with ``on`` rather than ``roots=``: the roots capability is not declared, so
+    # the server may not ask, and says so.
+    async with connected(server, client) as session:
+        with pytest.raises(McpError, match="'roots' capability"):
+            await session.call_tool("x")
+    assert not seen

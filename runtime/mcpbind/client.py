@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import NotificationHandler, ProgressCallback, RequestContext, RequestHandler, Session
+from mcpbind.session import HandlerRegistry, NotificationHandler, ProgressCallback, RequestContext, Session
 from mcpbind.transport import Transport
 
 __all__ = ["Client", "ClientSession"]
@@ -141,7 +141,7 @@ class ClientSession:
         await self.notify(methods.ROOTS_LIST_CHANGED, types.NotificationParams())
 
 
-class Client:
+class Client(HandlerRegistry):
     """An MCP client: says who it is and what it handles, then connects to servers.
 
     ``sampling``, ``elicitation`` and ``roots`` handlers answer the server's requests and
@@ -171,8 +171,8 @@ class Client:
         self.protocol_version = protocol_version or self.versions[0]
         self.request_timeout = request_timeout
         self.max_concurrent_requests = max_concurrent_requests
-        self.request_handlers: dict[str, RequestHandler] = {}
-        self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
+        super().__init__("client")
+        self.notification_handlers.update(notification_handlers or {})
         if sampling is not None:
             self.request_handlers[methods.SAMPLING_CREATEMESSAGE.method] = sampling
         if elicitation is not None:
@@ -191,21 +191,6 @@ class Client:
             elicitation=types.ClientCapabilitiesElicitation() if elicitation is not None else UNSET,
             roots=types.ClientCapabilitiesRoots(list_changed=True) if roots is not None else UNSET,
         )
-
-    def on_notification(
-        self, spec: NotificationSpec[P]
-    ) -> Callable[
-        [Callable[[P, RequestContext], Awaitable[None]]], Callable[[P, RequestContext], Awaitable[None]]
-    ]:
-        """Decorator: handle a notification the server sends."""
-
-        def register(
-            handler: Callable[[P, RequestContext], Awaitable[None]],
-        ) -> Callable[[P, RequestContext], Awaitable[None]]:
-            self.notification_handlers[spec.method] = handler
-            return handler
-
-        return register
 
     @asynccontextmanager
     async def connect(

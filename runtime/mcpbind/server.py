@@ -9,9 +9,8 @@ from typing import Any, TypeVar
 import anyio
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
-from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import NotificationHandler, RequestContext, RequestHandler, Session
+from mcpbind.session import HandlerRegistry, NotificationHandler, RequestContext, RequestHandler, Session
 from mcpbind.transport import Transport
 
 __all__ = ["Server"]
@@ -31,7 +30,7 @@ _CAPABILITY_OF_METHOD = {
 }
 
 
-class Server:
+class Server(HandlerRegistry):
     """An MCP server: register handlers, then :meth:`run` it over a transport.
 
     Handlers take the method's params struct and a :class:`RequestContext` and return its
@@ -62,6 +61,7 @@ class Server:
         max_pending_requests: int = 1024,
         expose_internal_errors: bool = False,
     ) -> None:
+        super().__init__("server")
         self.info = types.Implementation(
             name=name, version=version, title=title if title is not None else types.UNSET
         )
@@ -72,42 +72,8 @@ class Server:
         self.max_concurrent_requests = max_concurrent_requests
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
-        self.request_handlers: dict[str, RequestHandler] = {}
-        self.notification_handlers: dict[str, NotificationHandler] = {}
 
     # -- registration ---------------------------------------------------------------------
-
-    def on(
-        self, spec: RequestSpec[P, R]
-    ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
-        """Decorator: handle the request ``spec`` (a client->server request)."""
-        if not spec.direction.sent_by_client() or spec.embedded:
-            raise ValueError(f"{spec.method} is not a request a client sends")
-
-        def register(
-            handler: Callable[[P, RequestContext], Awaitable[R]],
-        ) -> Callable[[P, RequestContext], Awaitable[R]]:
-            self.request_handlers[spec.method] = handler
-            return handler
-
-        return register
-
-    def on_notification(
-        self, spec: NotificationSpec[P]
-    ) -> Callable[
-        [Callable[[P, RequestContext], Awaitable[None]]], Callable[[P, RequestContext], Awaitable[None]]
-    ]:
-        """Decorator: handle the notification ``spec`` (one a client sends)."""
-        if not spec.direction.sent_by_client():
-            raise ValueError(f"{spec.method} is not a notification a client sends")
-
-        def register(
-            handler: Callable[[P, RequestContext], Awaitable[None]],
-        ) -> Callable[[P, RequestContext], Awaitable[None]]:
-            self.notification_handlers[spec.method] = handler
-            return handler
-
-        return register
 
     def add_handlers(self, handlers: object) -> None:
         """Register every ``on_<method>`` of ``handlers`` (see ``mcpbind.schema.v2025_11_25.stubs``)."""

@@ -13,7 +13,7 @@ import math
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -49,7 +49,14 @@ from mcpbind.wire import Codec, RequestId
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 
-__all__ = ["ProgressCallback", "RequestContext", "RequestHandler", "NotificationHandler", "Session"]
+__all__ = [
+    "HandlerRegistry",
+    "NotificationHandler",
+    "ProgressCallback",
+    "RequestContext",
+    "RequestHandler",
+    "Session",
+]
 
 log = logging.getLogger("mcpbind")
 methods = types.methods
@@ -178,6 +185,53 @@ async def _call_progress(
         await callback(progress, total, message)
     except Exception:
         log.exception("progress callback failed")
+
+
+class HandlerRegistry:
+    """The handlers one side registers: :class:`~mcpbind.server.Server` and
+    :class:`~mcpbind.client.Client` both are one. ``role`` says which side, so that only
+    what the peer may send can be handled."""
+
+    def __init__(self, role: Literal["client", "server"]) -> None:
+        self.role = role
+        self.request_handlers: dict[str, RequestHandler] = {}
+        self.notification_handlers: dict[str, NotificationHandler] = {}
+
+    def _peer_sends(self, direction: Any) -> bool:
+        return bool(direction.sent_by_client() if self.role == "server" else direction.sent_by_server())
+
+    def on(
+        self, spec: RequestSpec[P, R]
+    ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
+        """Decorator: handle the request ``spec``, one the peer sends; mypy checks the handler's
+        params and result types against the method's."""
+        if not self._peer_sends(spec.direction) or spec.embedded:
+            raise ValueError(f"a {self.role} does not receive {spec.method}")
+
+        def register(
+            handler: Callable[[P, RequestContext], Awaitable[R]],
+        ) -> Callable[[P, RequestContext], Awaitable[R]]:
+            self.request_handlers[spec.method] = handler
+            return handler
+
+        return register
+
+    def on_notification(
+        self, spec: NotificationSpec[P]
+    ) -> Callable[
+        [Callable[[P, RequestContext], Awaitable[None]]], Callable[[P, RequestContext], Awaitable[None]]
+    ]:
+        """Decorator: handle the notification ``spec``, one the peer sends."""
+        if not self._peer_sends(spec.direction):
+            raise ValueError(f"a {self.role} does not receive {spec.method}")
+
+        def register(
+            handler: Callable[[P, RequestContext], Awaitable[None]],
+        ) -> Callable[[P, RequestContext], Awaitable[None]]:
+            self.notification_handlers[spec.method] = handler
+            return handler
+
+        return register
 
 
 class _Waiter(Generic[R]):
