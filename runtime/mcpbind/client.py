@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.pagination import all_pages
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, NotificationHandler, ProgressCallback, RequestContext, Session
 from mcpbind.transport import Transport
@@ -91,6 +92,21 @@ class ClientSession:
         if not isinstance(result, types.CallToolResult):
             raise TypeError(f"expected a CallToolResult, got {type(result).__name__}")
         return result
+
+    async def all_tools(self) -> list[types.Tool]:
+        """Every tool, across all pages."""
+        return [tool async for page in all_pages(self.list_tools) for tool in page.tools]
+
+    async def all_resources(self) -> list[types.Resource]:
+        return [item async for page in all_pages(self.list_resources) for item in page.resources]
+
+    async def all_resource_templates(self) -> list[types.ResourceTemplate]:
+        return [
+            item async for page in all_pages(self.list_resource_templates) for item in page.resource_templates
+        ]
+
+    async def all_prompts(self) -> list[types.Prompt]:
+        return [item async for page in all_pages(self.list_prompts) for item in page.prompts]
 
     async def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
         return await self.request(methods.RESOURCES_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
