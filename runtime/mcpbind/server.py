@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
+from mcpbind.errors import INVALID_PARAMS, McpError
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, NotificationHandler, RequestContext, RequestHandler, Session
 from mcpbind.transport import Transport
+
+if TYPE_CHECKING:
+    from mcpbind.tools import FunctionTool
 
 __all__ = ["Server"]
 
 methods = types.methods
 P = TypeVar("P")
 R = TypeVar("R")
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+F = TypeVar("F", bound=Callable[..., Any])
 
 # Which server capability a handler for each method implies.
 _CAPABILITY_OF_METHOD = {
@@ -60,8 +64,11 @@ class Server(HandlerRegistry):
         max_concurrent_requests: int = 64,
         max_pending_requests: int = 1024,
         expose_internal_errors: bool = False,
+        page_size: int = 100,
     ) -> None:
         super().__init__("server")
+        self.page_size = page_size
+        self.tools: dict[str, FunctionTool] = {}
         self.info = types.Implementation(
             name=name, version=version, title=title if title is not None else types.UNSET
         )
@@ -72,6 +79,56 @@ class Server(HandlerRegistry):
         self.max_concurrent_requests = max_concurrent_requests
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
+
+    # -- tools from functions ---------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: types.ToolAnnotations | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator: make a function (sync or async) a tool; see :mod:`mcpbind.tools`.
+
+        The function is returned unchanged, so it stays callable with its own signature.
+        """
+
+        def register(fn: F) -> F:
+            from mcpbind.tools import FunctionTool
+
+            made = FunctionTool(
+                fn,
+                name or fn.__name__,
+                title=title,
+                description=description,
+                annotations=annotations,
+                meta=meta,
+            )
+            self.tools[made.name] = made
+            self.request_handlers.setdefault(methods.TOOLS_LIST.method, self._list_tools)
+            self.request_handlers.setdefault(methods.TOOLS_CALL.method, self._call_tool)
+            return fn
+
+        return register
+
+    async def _list_tools(
+        self, params: types.PaginatedRequestParams, ctx: RequestContext
+    ) -> types.ListToolsResult:
+        from mcpbind.pagination import paginate
+
+        page = paginate([tool.definition() for tool in self.tools.values()], params.cursor, self.page_size)
+        return types.ListToolsResult(tools=page.items, next_cursor=page.next_cursor)
+
+    async def _call_tool(
+        self, params: types.CallToolRequestParams, ctx: RequestContext
+    ) -> types.CallToolResult:
+        tool = self.tools.get(params.name)
+        if tool is None:
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        return await tool.call(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
 
     # -- registration ---------------------------------------------------------------------
 

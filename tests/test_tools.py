@@ -1,0 +1,149 @@
+"""Tools from functions: schemas, validation by version, conversion of what they return."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import anyio
+import msgspec
+import pytest
+
+from mcpbind.client import Client, ClientSession
+from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.memory import memory_pair
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.server import Server
+from mcpbind.session import RequestContext
+
+pytestmark = pytest.mark.anyio
+
+
+class Point(msgspec.Struct):
+    x: float
+    y: float
+
+
+server = Server("tools", "1")
+threads: list[str] = []
+
+
+@server.tool()
+def add(a: int, b: Annotated[int, msgspec.Meta(description="The second addend", ge=0)] = 1) -> int:
+    """Add two numbers."""
+    threads.append(threading.current_thread().name)
+    return a + b
+
+
+@server.tool(title="Midpoint")
+async def midpoint(p: Point, q: Point) -> Point:
+    return Point((p.x + q.x) / 2, (p.y + q.y) / 2)
+
+
+@server.tool()
+async def greet(name: str, ctx: RequestContext) -> str:
+    await ctx.report_progress(1, 1)
+    return f"hello {name} ({ctx.method})"
+
+
+@server.tool()
+def blocks() -> list[Any]:
+    return ["plain", types.ImageContent(data="AA==", mime_type="image/png")]
+
+
+@server.tool()
+def explode() -> str:
+    raise RuntimeError("the tool broke")
+
+
+@asynccontextmanager
+async def session(version: str = "2025-11-25") -> AsyncIterator[ClientSession]:
+    server_end, client_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.run, server_end)
+        with anyio.fail_after(10):
+            async with Client("c", "1", protocol_version=version).connect(client_end) as connected:
+                yield connected
+
+
+def test_decorated_functions_stay_callable() -> None:
+    assert add(2, 3) == 5
+    assert add(2) == 3
+
+
+async def test_schemas_from_type_hints() -> None:
+    async with session() as client:
+        tools = {tool.name: tool for tool in await client.all_tools()}
+    assert set(tools) == {"add", "midpoint", "greet", "blocks", "explode"}
+    assert tools["add"].description == "Add two numbers."
+    assert tools["add"].input_schema == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "integer", "description": "The second addend", "minimum": 0, "default": 1},
+        },
+        "required": ["a"],
+    }
+    assert tools["add"].output_schema == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
+    midpoint_schema = tools["midpoint"].input_schema
+    assert midpoint_schema["required"] == ["p", "q"]
+    assert midpoint_schema["$defs"]["Point"]["properties"] == {
+        "x": {"type": "number"},
+        "y": {"type": "number"},
+    }
+    assert tools["midpoint"].title == "Midpoint"
+    assert tools["midpoint"].output_schema == {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+        "required": ["x", "y"],
+    }
+    assert "ctx" not in tools["greet"].input_schema["properties"]
+    assert tools["greet"].output_schema is types.UNSET
+
+
+async def test_calls_and_conversions() -> None:
+    async with session() as client:
+        added = await client.call_tool("add", {"a": 2, "b": 40})
+        assert added.structured_content == {"result": 42}
+        assert added.content == [types.TextContent(text='{"result":42}')]
+        assert threads and threads[-1] != threading.main_thread().name  # sync tools run in a worker thread
+        mid = await client.call_tool("midpoint", {"p": {"x": 0, "y": 0}, "q": {"x": 2, "y": 4}})
+        assert mid.structured_content == {"x": 1.0, "y": 2.0}
+        greeted = await client.call_tool("greet", {"name": "ada"})
+        assert greeted.content == [types.TextContent(text="hello ada (tools/call)")]
+        assert greeted.structured_content is types.UNSET
+        mixed = await client.call_tool("blocks")
+        assert mixed.content == [
+            types.TextContent(text="plain"),
+            types.ImageContent(data="AA==", mime_type="image/png"),
+        ]
+        broken = await client.call_tool("explode")
+        assert broken.is_error is True and broken.content == [
+            types.TextContent(text="Error in tool explode: the tool broke")
+        ]
+
+
+async def test_bad_arguments_by_version() -> None:
+    async with session("2025-11-25") as client:
+        result = await client.call_tool("add", {"a": "2"})
+        assert result.is_error is True
+        assert isinstance(result.content[0], types.TextContent)
+        assert "`arguments.a`" in result.content[0].text
+        missing = await client.call_tool("add", {})
+        assert missing.is_error is True and "`a`" in missing.content[0].text  # type: ignore[union-attr]
+        below = await client.call_tool("add", {"a": 1, "b": -1})
+        assert below.is_error is True
+    async with session("2025-06-18") as client:
+        with pytest.raises(McpError) as info:
+            await client.call_tool("add", {"a": "2"})
+        assert info.value.code == INVALID_PARAMS and "`arguments.a`" in info.value.message
+        with pytest.raises(McpError) as unknown:
+            await client.call_tool("nope")
+        assert unknown.value.code == INVALID_PARAMS and "Unknown tool: nope" in unknown.value.message
+        assert (await client.call_tool("add", {"a": 1})).structured_content == {"result": 2}
