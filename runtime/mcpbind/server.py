@@ -9,12 +9,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
+from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, NotificationHandler, RequestContext, RequestHandler, Session
 from mcpbind.transport import Transport
 
 if TYPE_CHECKING:
+    from mcpbind.prompts import FunctionPrompt
+    from mcpbind.resources import FunctionResource, FunctionResourceTemplate
     from mcpbind.tools import FunctionTool
 
 __all__ = ["Server"]
@@ -69,6 +72,10 @@ class Server(HandlerRegistry):
         super().__init__("server")
         self.page_size = page_size
         self.tools: dict[str, FunctionTool] = {}
+        self.resources: dict[str, FunctionResource] = {}
+        self.resource_templates: list[FunctionResourceTemplate] = []
+        self.prompts: dict[str, FunctionPrompt] = {}
+        self._subscriptions: dict[Session, set[str]] = {}
         self.info = types.Implementation(
             name=name, version=version, title=title if title is not None else types.UNSET
         )
@@ -117,8 +124,6 @@ class Server(HandlerRegistry):
     async def _list_tools(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
     ) -> types.ListToolsResult:
-        from mcpbind.pagination import paginate
-
         page = paginate([tool.definition() for tool in self.tools.values()], params.cursor, self.page_size)
         return types.ListToolsResult(tools=page.items, next_cursor=page.next_cursor)
 
@@ -129,6 +134,129 @@ class Server(HandlerRegistry):
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         return await tool.call(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
+
+    # -- resources and prompts from functions -------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: types.Annotations | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator: a resource at ``uri``, or resource template when ``uri`` holds ``{...}``
+        (RFC 6570); see :mod:`mcpbind.resources`."""
+
+        def register(fn: F) -> F:
+            from mcpbind.resources import FunctionResource, FunctionResourceTemplate
+            from mcpbind.uri_template import UriTemplate
+
+            options: dict[str, Any] = {
+                "name": name or fn.__name__,
+                "title": title,
+                "description": description,
+                "mime_type": mime_type,
+                "annotations": annotations,
+                "meta": meta,
+            }
+            if "{" in uri:
+                self.resource_templates.append(
+                    FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
+                )
+            else:
+                self.resources[uri] = FunctionResource(fn, uri=uri, **options)
+            for spec, handler in (
+                (methods.RESOURCES_LIST, self._list_resources),
+                (methods.RESOURCES_TEMPLATES_LIST, self._list_resource_templates),
+                (methods.RESOURCES_READ, self._read_resource),
+                (methods.RESOURCES_SUBSCRIBE, self._subscribe),
+                (methods.RESOURCES_UNSUBSCRIBE, self._unsubscribe),
+            ):
+                self.request_handlers.setdefault(spec.method, handler)
+            return fn
+
+        return register
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator: a prompt whose arguments are the function's parameters; see
+        :mod:`mcpbind.prompts`."""
+
+        def register(fn: F) -> F:
+            from mcpbind.prompts import FunctionPrompt
+
+            made = FunctionPrompt(fn, name or fn.__name__, title=title, description=description, meta=meta)
+            self.prompts[made.name] = made
+            self.request_handlers.setdefault(methods.PROMPTS_LIST.method, self._list_prompts)
+            self.request_handlers.setdefault(methods.PROMPTS_GET.method, self._get_prompt)
+            return fn
+
+        return register
+
+    async def _list_resources(
+        self, params: types.PaginatedRequestParams, ctx: RequestContext
+    ) -> types.ListResourcesResult:
+        page = paginate([r.definition() for r in self.resources.values()], params.cursor, self.page_size)
+        return types.ListResourcesResult(resources=page.items, next_cursor=page.next_cursor)
+
+    async def _list_resource_templates(
+        self, params: types.PaginatedRequestParams, ctx: RequestContext
+    ) -> types.ListResourceTemplatesResult:
+        page = paginate([t.definition() for t in self.resource_templates], params.cursor, self.page_size)
+        return types.ListResourceTemplatesResult(resource_templates=page.items, next_cursor=page.next_cursor)
+
+    async def _read_resource(
+        self, params: types.ReadResourceRequestParams, ctx: RequestContext
+    ) -> types.ReadResourceResult:
+        uri = params.uri
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return types.ReadResourceResult(contents=await resource.read(ctx))
+        for template in self.resource_templates:
+            variables = template.match(uri)
+            if variables is not None:
+                return types.ReadResourceResult(contents=await template.read(uri, variables, ctx))
+        raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+    async def _subscribe(self, params: types.SubscribeRequestParams, ctx: RequestContext) -> types.Result:
+        self._subscriptions.setdefault(ctx.session, set()).add(params.uri)
+        return types.Result()
+
+    async def _unsubscribe(self, params: types.UnsubscribeRequestParams, ctx: RequestContext) -> types.Result:
+        self._subscriptions.get(ctx.session, set()).discard(params.uri)
+        return types.Result()
+
+    async def resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``."""
+        for session, uris in list(self._subscriptions.items()):
+            if uri in uris and not session.closed:
+                await session.notify(
+                    methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
+                )
+
+    async def _list_prompts(
+        self, params: types.PaginatedRequestParams, ctx: RequestContext
+    ) -> types.ListPromptsResult:
+        page = paginate([p.definition() for p in self.prompts.values()], params.cursor, self.page_size)
+        return types.ListPromptsResult(prompts=page.items, next_cursor=page.next_cursor)
+
+    async def _get_prompt(
+        self, params: types.GetPromptRequestParams, ctx: RequestContext
+    ) -> types.GetPromptResult:
+        made = self.prompts.get(params.name)
+        if made is None:
+            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        return await made.get(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
 
     # -- registration ---------------------------------------------------------------------
 
@@ -202,7 +330,10 @@ class Server(HandlerRegistry):
     async def run(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes the connection."""
         async with self.session(transport) as session:
-            await session.wait_closed()
+            try:
+                await session.wait_closed()
+            finally:
+                self._subscriptions.pop(session, None)
 
     async def run_stdio(self, *, max_message_size: int | None = None) -> None:
         """Serve one client over this process's stdin and stdout, until stdin closes."""

@@ -1,0 +1,142 @@
+"""Resources and resource templates backed by functions.
+
+    @server.resource("config://app", mime_type="application/json")
+    def config() -> dict[str, str]: ...
+
+    @server.resource("users://{id}/profile")          # an RFC 6570 template
+    async def profile(id: str) -> str: ...
+
+What a function returns becomes the read result: ``str`` is text (``text/plain`` unless a MIME
+type is given), ``bytes`` is a base64 blob, a ``TextResourceContents`` /
+``BlobResourceContents`` (or a list of them) is sent as it is, and anything else is encoded as
+JSON text (``application/json``). A template's variables are passed as keyword arguments; a
+parameter annotated with ``RequestContext`` receives the context.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, get_type_hints
+
+import anyio.to_thread
+import msgspec
+
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.session import RequestContext
+from mcpbind.uri_template import UriTemplate
+
+__all__ = ["FunctionResource", "FunctionResourceTemplate", "ResourceContents"]
+
+ResourceContents = types.TextResourceContents | types.BlobResourceContents
+_UNSET = types.UNSET
+
+
+def _opt(value: Any) -> Any:
+    return _UNSET if value is None else value
+
+
+@dataclass
+class _Backed:
+    fn: Callable[..., Any]
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: types.Annotations | None = None
+    meta: dict[str, Any] | None = None
+    _context_param: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        hints = get_type_hints(self.fn)
+        for param in inspect.signature(self.fn).parameters.values():
+            if hints.get(param.name) is RequestContext:
+                self._context_param = param.name
+        if self.description is None:
+            self.description = inspect.getdoc(self.fn)
+
+    async def _run(self, uri: str, kwargs: dict[str, Any], ctx: RequestContext) -> list[Any]:
+        if self._context_param is not None:
+            kwargs[self._context_param] = ctx
+        if inspect.iscoroutinefunction(self.fn):
+            value = await self.fn(**kwargs)
+        else:
+            value = await anyio.to_thread.run_sync(partial(self.fn, **kwargs))
+        return _contents(uri, value, self.mime_type)
+
+
+def _contents(uri: str, value: Any, mime_type: str | None) -> list[Any]:
+    if isinstance(value, types.TextResourceContents | types.BlobResourceContents):
+        return [value]
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, types.TextResourceContents | types.BlobResourceContents) for v in value)
+    ):
+        return value
+    if isinstance(value, str):
+        return [types.TextResourceContents(uri=uri, text=value, mime_type=mime_type or "text/plain")]
+    if isinstance(value, bytes | bytearray | memoryview):
+        blob = base64.b64encode(bytes(value)).decode("ascii")
+        return [
+            types.BlobResourceContents(uri=uri, blob=blob, mime_type=mime_type or "application/octet-stream")
+        ]
+    text = msgspec.json.encode(value).decode()
+    return [types.TextResourceContents(uri=uri, text=text, mime_type=mime_type or "application/json")]
+
+
+@dataclass
+class FunctionResource(_Backed):
+    """A resource at one URI; the function (no arguments but an optional context) reads it."""
+
+    uri: str = ""
+
+    def definition(self) -> types.Resource:
+        return types.Resource(
+            uri=self.uri,
+            name=self.name,
+            title=_opt(self.title),
+            description=_opt(self.description),
+            mime_type=_opt(self.mime_type),
+            annotations=_opt(self.annotations),
+            meta=_opt(self.meta),
+        )
+
+    async def read(self, ctx: RequestContext) -> list[Any]:
+        return await self._run(self.uri, {}, ctx)
+
+
+@dataclass
+class FunctionResourceTemplate(_Backed):
+    """Resources whose URIs match an RFC 6570 template; the variables are the arguments."""
+
+    template: UriTemplate = field(default_factory=lambda: UriTemplate(""))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        params = set(inspect.signature(self.fn).parameters) - {self._context_param}
+        missing = set(self.template.variable_names) - params
+        if missing:
+            raise TypeError(
+                f"resource template {self.template}: the function lacks parameters {sorted(missing)}"
+            )
+
+    def definition(self) -> types.ResourceTemplate:
+        return types.ResourceTemplate(
+            uri_template=str(self.template),
+            name=self.name,
+            title=_opt(self.title),
+            description=_opt(self.description),
+            mime_type=_opt(self.mime_type),
+            annotations=_opt(self.annotations),
+            meta=_opt(self.meta),
+        )
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        return self.template.match(uri)
+
+    async def read(self, uri: str, variables: dict[str, Any], ctx: RequestContext) -> list[Any]:
+        return await self._run(uri, dict(variables), ctx)
