@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
+from mcpbind.methods import NotificationSpec
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, NotificationHandler, RequestContext, RequestHandler, Session
@@ -26,6 +27,13 @@ methods = types.methods
 P = TypeVar("P")
 R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
+CompletionFn = TypeVar(
+    "CompletionFn",
+    bound=Callable[
+        [types.PromptReference | types.ResourceTemplateReference, str, str, dict[str, str]],
+        Awaitable[Iterable[str]],
+    ],
+)
 
 # Which server capability a handler for each method implies.
 _CAPABILITY_OF_METHOD = {
@@ -76,6 +84,8 @@ class Server(HandlerRegistry):
         self.resource_templates: list[FunctionResourceTemplate] = []
         self.prompts: dict[str, FunctionPrompt] = {}
         self._subscriptions: dict[Session, set[str]] = {}
+        self._sessions: set[Session] = set()
+        self.request_handlers[methods.LOGGING_SETLEVEL.method] = self._set_level
         self.info = types.Implementation(
             name=name, version=version, title=title if title is not None else types.UNSET
         )
@@ -258,6 +268,63 @@ class Server(HandlerRegistry):
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         return await made.get(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
 
+    # -- completion, logging, list changes ---------------------------------------------------
+
+    def completion(self) -> Callable[[CompletionFn], CompletionFn]:
+        """Decorator: answer ``completion/complete`` for prompt arguments and template variables.
+
+        The function gets the reference (prompt or resource template), the argument's name, the
+        value typed so far and the arguments already resolved (``context.arguments``), and
+        returns the candidate values; the first 100 are sent with ``total`` and ``hasMore``.
+        """
+
+        def register(fn: CompletionFn) -> CompletionFn:
+            async def complete(
+                params: types.CompleteRequestParams, ctx: RequestContext
+            ) -> types.CompleteResult:
+                resolved = params.context.arguments if not isinstance(params.context, types.UnsetType) else {}
+                values = list(
+                    await fn(
+                        params.ref,
+                        params.argument.name,
+                        params.argument.value,
+                        resolved if isinstance(resolved, dict) else {},
+                    )
+                )
+                return types.CompleteResult(
+                    completion=types.CompleteResultCompletion(
+                        values=values[:100], total=len(values), has_more=len(values) > 100
+                    )
+                )
+
+            self.request_handlers[methods.COMPLETION_COMPLETE.method] = complete
+            return fn
+
+        return register
+
+    async def _set_level(self, params: types.SetLevelRequestParams, ctx: RequestContext) -> types.Result:
+        ctx.session.log_level = params.level
+        return types.Result()
+
+    async def tools_changed(self) -> None:
+        """Tell every connected client that the tool list changed (after adding or removing one)."""
+        await self._broadcast(methods.TOOLS_LIST_CHANGED)
+
+    async def prompts_changed(self) -> None:
+        await self._broadcast(methods.PROMPTS_LIST_CHANGED)
+
+    async def resources_changed(self) -> None:
+        await self._broadcast(methods.RESOURCES_LIST_CHANGED)
+
+    def remove_tool(self, name: str) -> None:
+        """Remove a tool (then ``await tools_changed()``); ``KeyError`` if there is none."""
+        del self.tools[name]
+
+    async def _broadcast(self, spec: NotificationSpec[Any]) -> None:
+        for session in list(self._sessions):
+            if not session.closed:
+                await session.notify(spec, types.NotificationParams())
+
     # -- registration ---------------------------------------------------------------------
 
     def add_handlers(self, handlers: object) -> None:
@@ -330,9 +397,11 @@ class Server(HandlerRegistry):
     async def run(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes the connection."""
         async with self.session(transport) as session:
+            self._sessions.add(session)
             try:
                 await session.wait_closed()
             finally:
+                self._sessions.discard(session)
                 self._subscriptions.pop(session, None)
 
     async def run_stdio(self, *, max_message_size: int | None = None) -> None:

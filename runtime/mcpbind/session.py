@@ -153,6 +153,10 @@ class RequestContext:
         await self.session.notify(methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri))
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """``notifications/message``, sent only if ``level`` passes the level the client set
+        with ``logging/setLevel`` (everything passes until it sets one)."""
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.session.log_level):
+            return
         params = types.LoggingMessageNotificationParams(
             level=level,  # type: ignore[arg-type]
             data=data,
@@ -160,6 +164,18 @@ class RequestContext:
         )
         await self.session.notify(methods.MESSAGE, params)
 
+
+# The syslog severities of MCP logging, least severe first.
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 
 RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
 NotificationHandler = Callable[[Any, RequestContext], Awaitable[None]]
@@ -283,6 +299,8 @@ class Session:
         self._notifications: anyio.abc.ObjectSendStream[tuple[NotificationHandler, NotificationReceived]]
         self._closed = anyio.Event()
         self.ready = anyio.Event()
+        # The lowest level of log messages the peer wants (``logging/setLevel``).
+        self.log_level = "debug"
 
     # -- lifetime -------------------------------------------------------------------------
 
