@@ -61,6 +61,8 @@ def _json_schema(tp: Any) -> dict[str, Any]:
             top["$defs"] = defs
         schema = top
     schema.pop("title", None)
+    if schema.get("required") == []:
+        del schema["required"]  # older JSON Schema drafts require it to be non-empty
     return schema
 
 

@@ -1,0 +1,71 @@
+"""The mcpbind command: serve a server file over stdio, call it, print JSON, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import mcpbind
+
+SERVER_FILE = Path(__file__).parent / "peers" / "cli_server.py"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    roots = [str(Path(p).parent) for p in mcpbind.__path__ if "-packages" not in p]
+    if roots:
+        env["PYTHONPATH"] = os.pathsep.join([*roots, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def mcpbind_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpbind", *args],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+        check=False,
+    )
+
+
+SERVE = f"{sys.executable} -m mcpbind serve {SERVER_FILE}"
+
+
+def call(*args: str) -> tuple[int, Any]:
+    done = mcpbind_cli("call", SERVE, *args)
+    return done.returncode, json.loads(done.stdout) if done.stdout else done.stderr
+
+
+def test_tools() -> None:
+    code, tools = call("tools/list")
+    assert code == 0
+    assert [t["name"] for t in tools] == ["add", "fail"]
+    assert tools[0]["inputSchema"]["properties"] == {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    code, result = call("tools/call", "add", "--arg", "a=2", "--arg", "b=40")
+    assert code == 0 and result["structuredContent"] == {"result": 42}
+    code, result = call("tools/call", "add", "--json", '{"a": 1, "b": 2}')
+    assert code == 0 and result["structuredContent"] == {"result": 3}
+    code, result = call("tools/call", "fail")
+    assert code == 1 and result["isError"] is True
+
+
+def test_resources_and_prompts() -> None:
+    code, resources = call("resources/list")
+    assert code == 0 and [r["uri"] for r in resources] == ["config://app"]
+    code, read = call("resources/read", "config://app")
+    assert code == 0 and read["contents"][0]["text"] == "retries=3"
+    code, prompt = call("prompts/get", "hello", "--arg", "name=ada")
+    assert code == 0 and prompt["messages"][0]["content"]["text"] == "hello ada"
+    code, error = call("resources/read", "missing://x")
+    assert code == 1 and "-32002" in error
+
+
+def test_bad_usage() -> None:
+    assert mcpbind_cli("call", SERVE, "tools/call", "add", "--arg", "a").returncode != 0
+    assert mcpbind_cli("serve", "no/such/file.py").returncode != 0
+    assert mcpbind_cli("serve", str(SERVER_FILE), "--transport", "http").returncode == 2
