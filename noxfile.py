@@ -74,3 +74,10 @@ def bench(session: nox.Session) -> None:
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     session.run("python", "bench/codec.py", *session.posargs, env=env)
     session.run("python", "bench/stdio.py", *session.posargs, env=env)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """Start examples/everything.py and use each of its features from a client, printing it all."""
+    session.install(".", "trio>=0.26")
+    session.run("python", "examples/demo.py", *session.posargs)
