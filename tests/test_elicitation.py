@@ -1,0 +1,85 @@
+"""Form elicitation from a flat struct, both ends: schema out, validated answer back."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import anyio
+import msgspec
+import pytest
+
+from mcpbind.client import Client
+from mcpbind.elicitation import elicit_form, requested_schema
+from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.memory import memory_pair
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.server import Server
+from mcpbind.session import RequestContext
+
+
+class Contact(msgspec.Struct):
+    name: Annotated[str, msgspec.Meta(description="Your name", min_length=1)]
+    age: int
+    plan: Literal["free", "pro"] = "free"
+    newsletter: bool = False
+
+
+class Nested(msgspec.Struct):
+    contact: Contact
+
+
+def test_the_requested_schema_is_flat_and_typed() -> None:
+    schema = requested_schema(Contact)
+    assert schema.required == ["name", "age"]
+    encoded = msgspec.json.decode(msgspec.json.encode(schema))
+    assert encoded["type"] == "object"
+    assert encoded["properties"]["name"] == {"type": "string", "description": "Your name", "minLength": 1}
+    assert encoded["properties"]["age"] == {"type": "integer"}
+    assert encoded["properties"]["plan"]["enum"] == ["free", "pro"]
+    assert encoded["properties"]["newsletter"]["type"] == "boolean"
+    with pytest.raises(TypeError, match="flat primitive"):
+        requested_schema(Nested)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (
+            {"action": "accept", "content": {"name": "Ada", "age": 36, "plan": "pro"}},
+            "accept Ada 36 pro False",
+        ),
+        ({"action": "decline"}, "decline"),
+        ({"action": "cancel"}, "cancel"),
+        ({"action": "accept", "content": {"name": "Ada", "age": "old"}}, "error `content.age`"),
+    ],
+)
+async def test_elicit_a_form(answer: dict[str, Any], expected: str) -> None:
+    server = Server("asks", "1")
+    asked: list[types.ElicitRequestFormParams] = []
+
+    @server.tool()
+    async def signup(ctx: RequestContext) -> str:
+        try:
+            outcome = await elicit_form(ctx, "Who are you?", Contact)
+        except McpError as exc:
+            assert exc.code == INVALID_PARAMS
+            return "error " + exc.message.split(" - at ")[-1]
+        if outcome.value is None:
+            return outcome.action
+        c = outcome.value
+        return f"{outcome.action} {c.name} {c.age} {c.plan} {c.newsletter}"
+
+    async def elicit(params: Any, ctx: RequestContext) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestFormParams)
+        asked.append(params)
+        return msgspec.convert(answer, types.ElicitResult)
+
+    server_end, client_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.run, server_end)
+        with anyio.fail_after(10):
+            async with Client("c", "1", elicitation=elicit).connect(client_end) as client:
+                result = await client.call_tool("signup")
+    assert result.content == [types.TextContent(text=expected)]
+    assert asked[0].message == "Who are you?" and asked[0].requested_schema.required == ["name", "age"]
