@@ -430,6 +430,10 @@ class Session:
         assert self._workers is not None
         self._workers.start_soon(self._run_handler, handler, event, scope, name="mcpbind request handler")
 
+    def send_soon(self, data: bytes) -> None:
+        """Queue encoded bytes for sending from synchronous code running in the event loop."""
+        self._reply_soon(data)
+
     def _reply_soon(self, data: bytes | None) -> None:
         if data is not None:
             assert self._workers is not None

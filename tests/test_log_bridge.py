@@ -1,0 +1,74 @@
+"""Python logging records forwarded to the client, from async tools and from sync ones in
+worker threads, filtered by the client's level."""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+import pytest
+
+from mcpbind.client import Client
+from mcpbind.log_bridge import forward_logging, mcp_level
+from mcpbind.memory import memory_pair
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.server import Server
+from mcpbind.session import RequestContext
+
+pytestmark = pytest.mark.anyio
+
+
+def test_levels() -> None:
+    assert [mcp_level(n) for n in (5, 10, 20, 30, 40, 50, 60)] == [
+        "debug", "debug", "info", "warning", "error", "critical", "critical",
+    ]  # fmt: skip
+
+
+async def test_records_reach_the_client() -> None:
+    server = Server("logs", "1")
+
+    @server.tool()
+    async def work(ctx: RequestContext) -> str:
+        with forward_logging(ctx, "app"):
+            logging.getLogger("app.db").info("async %s", "info")
+            logging.getLogger("app").error("async error")
+            logging.getLogger("other").error("not forwarded")
+        logging.getLogger("app").error("after the block: not forwarded")
+        return "ok"
+
+    def sync_work(ctx: RequestContext) -> str:
+        logging.getLogger("app.sync").warning("from a worker thread")
+        return "ok"
+
+    @server.tool()
+    async def threaded(ctx: RequestContext) -> str:
+        with forward_logging(ctx, "app"):
+            return await anyio.to_thread.run_sync(sync_work, ctx)
+
+    received: list[tuple[str, str, str]] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        assert isinstance(params.logger, str)
+        received.append((params.level, params.logger, str(params.data)))
+
+    server_end, client_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.run, server_end)
+        with anyio.fail_after(10):
+            async with Client("c", "1", logging=on_log).connect(client_end) as client:
+                await client.call_tool("work")
+                await client.call_tool("threaded")
+                await client.set_logging_level("error")
+                await client.call_tool("work")
+                await client.ping()
+                while len(received) < 4:
+                    await anyio.sleep(0.01)
+                await anyio.sleep(0.05)
+    assert sorted(received) == sorted(
+        [
+            ("info", "app.db", "async info"),
+            ("error", "app", "async error"),
+            ("warning", "app.sync", "from a worker thread"),
+            ("error", "app", "async error"),
+        ]
+    )
