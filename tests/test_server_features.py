@@ -112,10 +112,22 @@ async def test_removing_a_tool_tells_connected_clients() -> None:
         tg.start_soon(server.run, server_end)
         with anyio.fail_after(10):
             async with client_side.connect(client_end) as client:
+                assert client.server_capabilities.tools is not types.UNSET
+                assert client.server_capabilities.tools.list_changed is True
                 assert "temporary" in [t.name for t in await client.all_tools()]
-                server.remove_tool("temporary")
-                await server.tools_changed()
+                server.remove_tool("temporary")  # tells connected clients by itself
                 while not changes:
                     await anyio.sleep(0.01)
                 assert "temporary" not in [t.name for t in await client.all_tools()]
-    assert changes == ["notifications/tools/list_changed"]
+
+                @server.tool()
+                def brand_new() -> str:
+                    return "new"
+
+                while len(changes) < 2:
+                    await anyio.sleep(0.01)
+                assert "brand_new" in [t.name for t in await client.all_tools()]
+                await server.tools_changed()  # an explicit one, for changes made elsewhere
+                while len(changes) < 3:
+                    await anyio.sleep(0.01)
+    assert changes == ["notifications/tools/list_changed"] * 3

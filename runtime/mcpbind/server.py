@@ -125,6 +125,7 @@ class Server(HandlerRegistry):
                 meta=meta,
             )
             self.tools[made.name] = made
+            self._changed_soon(methods.TOOLS_LIST_CHANGED)
             self.request_handlers.setdefault(methods.TOOLS_LIST.method, self._list_tools)
             self.request_handlers.setdefault(methods.TOOLS_CALL.method, self._call_tool)
             return fn
@@ -317,8 +318,18 @@ class Server(HandlerRegistry):
         await self._broadcast(methods.RESOURCES_LIST_CHANGED)
 
     def remove_tool(self, name: str) -> None:
-        """Remove a tool (then ``await tools_changed()``); ``KeyError`` if there is none."""
+        """Remove a tool; connected clients are told. ``KeyError`` if there is none.
+
+        Like adding a tool while clients are connected, call it from the event loop (a handler
+        or a task), where the ``notifications/tools/list_changed`` can be queued at once.
+        """
         del self.tools[name]
+        self._changed_soon(methods.TOOLS_LIST_CHANGED)
+
+    def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
+        for session in list(self._sessions):
+            if not session.closed and session.ready.is_set():
+                session.send_soon(session.connection.notification(spec, types.NotificationParams()))
 
     async def _broadcast(self, spec: NotificationSpec[Any]) -> None:
         for session in list(self._sessions):
@@ -359,7 +370,9 @@ class Server(HandlerRegistry):
             if method.startswith(prefix)
         }
         return types.ServerCapabilities(
-            tools=types.ServerCapabilitiesTools() if "tools" in present else types.UNSET,
+            tools=types.ServerCapabilitiesTools(list_changed=True if self.tools else types.UNSET)
+            if "tools" in present
+            else types.UNSET,
             resources=types.ServerCapabilitiesResources(
                 subscribe=True if "resources/subscribe" in self.request_handlers else types.UNSET
             )
