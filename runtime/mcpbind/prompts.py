@@ -17,12 +17,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, get_type_hints
+from typing import Any
 
-import anyio.to_thread
 import msgspec
 
+from mcpbind.callables import UserFunction
 from mcpbind.errors import INVALID_PARAMS, McpError
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
@@ -45,22 +44,11 @@ class FunctionPrompt:
     title: str | None = None
     description: str | None = None
     meta: dict[str, Any] | None = None
-    _arguments: type[msgspec.Struct] = field(init=False)
-    _context_param: str | None = field(init=False, default=None)
-    _declared: list[types.PromptArgument] = field(init=False, default_factory=list)
+    _function: UserFunction = field(init=False)
 
     def __post_init__(self) -> None:
-        hints = get_type_hints(self.fn, include_extras=True)
-        fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
-        for param in inspect.signature(self.fn).parameters.values():
-            annotation = hints.get(param.name, str)
-            if annotation is RequestContext:
-                self._context_param = param.name
-                continue
-            required = param.default is inspect.Parameter.empty
-            fields.append((param.name, annotation) if required else (param.name, annotation, param.default))
-            self._declared.append(types.PromptArgument(name=param.name, required=required))
-        self._arguments = msgspec.defstruct(f"{self.name}Arguments", fields, kw_only=True)
+        # Prompt arguments travel as strings: unannotated parameters are strings.
+        self._function = UserFunction.inspect(self.fn, f"{self.name}Arguments", default_type=str)
         if self.description is None:
             self.description = inspect.getdoc(self.fn)
 
@@ -69,23 +57,20 @@ class FunctionPrompt:
             name=self.name,
             title=self.title if self.title is not None else types.UNSET,
             description=self.description if self.description is not None else types.UNSET,
-            arguments=list(self._declared),
+            arguments=[
+                types.PromptArgument(name=name, required=name in self._function.required)
+                for name in self._function.parameter_names
+            ],
             meta=self.meta if self.meta is not None else types.UNSET,
         )
 
     async def get(self, arguments: dict[str, str], ctx: RequestContext) -> types.GetPromptResult:
         try:
-            values = msgspec.convert(arguments, self._arguments, strict=False)
+            kwargs = self._function.convert(arguments, strict=False)  # "3" is fine for an int
         except msgspec.ValidationError as exc:
             message = str(exc).replace("`$", "`arguments")
             raise McpError(INVALID_PARAMS, f"Invalid arguments for prompt {self.name}: {message}") from None
-        kwargs = {name: getattr(values, name) for name in values.__struct_fields__}
-        if self._context_param is not None:
-            kwargs[self._context_param] = ctx
-        if inspect.iscoroutinefunction(self.fn):
-            value = await self.fn(**kwargs)
-        else:
-            value = await anyio.to_thread.run_sync(partial(self.fn, **kwargs))
+        value = await self._function.call(kwargs, ctx)
         if isinstance(value, types.GetPromptResult):
             return value
         items = value if isinstance(value, list | tuple) else [value]

@@ -19,12 +19,11 @@ import base64
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, get_type_hints
+from typing import Any
 
-import anyio.to_thread
 import msgspec
 
+from mcpbind.callables import UserFunction
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
 from mcpbind.uri_template import UriTemplate
@@ -48,24 +47,15 @@ class _Backed:
     mime_type: str | None = None
     annotations: types.Annotations | None = None
     meta: dict[str, Any] | None = None
-    _context_param: str | None = field(init=False, default=None)
+    _function: UserFunction = field(init=False)
 
     def __post_init__(self) -> None:
-        hints = get_type_hints(self.fn)
-        for param in inspect.signature(self.fn).parameters.values():
-            if hints.get(param.name) is RequestContext:
-                self._context_param = param.name
+        self._function = UserFunction.inspect(self.fn, f"{self.name}Variables")
         if self.description is None:
             self.description = inspect.getdoc(self.fn)
 
     async def _run(self, uri: str, kwargs: dict[str, Any], ctx: RequestContext) -> list[Any]:
-        if self._context_param is not None:
-            kwargs[self._context_param] = ctx
-        if inspect.iscoroutinefunction(self.fn):
-            value = await self.fn(**kwargs)
-        else:
-            value = await anyio.to_thread.run_sync(partial(self.fn, **kwargs))
-        return _contents(uri, value, self.mime_type)
+        return _contents(uri, await self._function.call(kwargs, ctx), self.mime_type)
 
 
 def _contents(uri: str, value: Any, mime_type: str | None) -> list[Any]:
@@ -117,8 +107,7 @@ class FunctionResourceTemplate(_Backed):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        params = set(inspect.signature(self.fn).parameters) - {self._context_param}
-        missing = set(self.template.variable_names) - params
+        missing = set(self.template.variable_names) - set(self._function.parameter_names)
         if missing:
             raise TypeError(
                 f"resource template {self.template}: the function lacks parameters {sorted(missing)}"

@@ -26,12 +26,11 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, get_type_hints
+from typing import Any
 
-import anyio.to_thread
 import msgspec
 
+from mcpbind.callables import UserFunction
 from mcpbind.errors import INVALID_PARAMS, McpError
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
@@ -85,30 +84,16 @@ class FunctionTool:
     description: str | None = None
     annotations: types.ToolAnnotations | None = None
     meta: dict[str, Any] | None = None
-    _arguments: type[msgspec.Struct] = field(init=False)
-    _context_param: str | None = field(init=False, default=None)
+    _function: UserFunction = field(init=False)
     _structured: bool = field(init=False, default=False)
     _wrap_result: bool = field(init=False, default=False)
     input_schema: dict[str, Any] = field(init=False)
     output_schema: dict[str, Any] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        signature = inspect.signature(self.fn)
-        hints = get_type_hints(self.fn, include_extras=True)
-        fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
-        for param in signature.parameters.values():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(f"tool {self.name}: *args and **kwargs cannot be described by a schema")
-            annotation = hints.get(param.name, Any)
-            if annotation is RequestContext:
-                self._context_param = param.name
-                continue
-            if param.default is inspect.Parameter.empty:
-                fields.append((param.name, annotation))
-            else:
-                fields.append((param.name, annotation, param.default))
-        self._arguments = msgspec.defstruct(f"{_pascal(self.name)}Arguments", fields, kw_only=True)
-        self.input_schema = _json_schema(self._arguments)
+        self._function = UserFunction.inspect(self.fn, f"{_pascal(self.name)}Arguments")
+        hints = self._function.hints
+        self.input_schema = _json_schema(self._function.arguments)
         self.input_schema.setdefault("properties", {})
         returns = hints.get("return", inspect.Signature.empty)
         self._structured = _is_structured(returns)
@@ -134,20 +119,14 @@ class FunctionTool:
 
     async def call(self, arguments: dict[str, Any], ctx: RequestContext) -> types.CallToolResult:
         try:
-            values = msgspec.convert(arguments, self._arguments)
+            kwargs = self._function.convert(arguments)
         except msgspec.ValidationError as exc:
             message = f"Invalid arguments for tool {self.name}: {str(exc).replace('`$', '`arguments')}"
             if ctx.protocol_version in _PROTOCOL_ERROR_VERSIONS:
                 raise McpError(INVALID_PARAMS, message) from None
             return _error_result(message)
-        kwargs = {name: getattr(values, name) for name in values.__struct_fields__}
-        if self._context_param is not None:
-            kwargs[self._context_param] = ctx
         try:
-            if inspect.iscoroutinefunction(self.fn):
-                value = await self.fn(**kwargs)
-            else:
-                value = await anyio.to_thread.run_sync(partial(self.fn, **kwargs))
+            value = await self._function.call(kwargs, ctx)
         except McpError:
             raise
         except Exception as exc:
