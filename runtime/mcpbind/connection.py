@@ -157,12 +157,6 @@ def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VER
 
 
 @dataclass
-class _Pending:
-    spec: RequestSpec[Any, Any]
-    progress_token: str | int | None = None
-
-
-@dataclass
 class _Peer:
     info: types.Implementation | None = None
     capabilities: Any = None
@@ -186,7 +180,7 @@ class Connection:
     protocol_version: str | None = None
     peer: _Peer = field(default_factory=_Peer)
     _next_id: int = 0
-    _pending: dict[RequestId, _Pending] = field(default_factory=dict)
+    _pending: dict[RequestId, RequestSpec[Any, Any]] = field(default_factory=dict)
     _in_flight: set[RequestId] = field(default_factory=set)
     _codec: Codec = field(init=False)
 
@@ -292,7 +286,7 @@ class Connection:
         if pending is None:
             return [UnmatchedResponse(message.id)]
         try:
-            result = self._codec.result(pending.spec, message)
+            result = self._codec.result(pending, message)
         except WireError as error:
             return [ErrorReceived(message.id, McpError(INTERNAL_ERROR, error.message))]
         return [ResponseReceived(message.id, result)]
@@ -344,7 +338,7 @@ class Connection:
         if progress_token is not None:
             meta = params.meta if isinstance(getattr(params, "meta", UNSET), dict) else {}
             params = msgspec.structs.replace(params, meta={**meta, "progressToken": progress_token})
-        self._pending[ident] = _Pending(spec, progress_token)
+        self._pending[ident] = spec
         if spec.method == "initialize":
             self.phase = Phase.INITIALIZING
         return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
@@ -377,7 +371,7 @@ class Connection:
     def cancel(self, ident: RequestId, reason: str | None = None) -> bytes | None:
         """The cancellation notification for a pending request we sent (never for initialize)."""
         pending = self._pending.pop(ident, None)
-        if pending is None or pending.spec.method == "initialize":
+        if pending is None or pending.method == "initialize":
             return None
         params = types.CancelledNotificationParams(
             request_id=ident, reason=reason if reason is not None else UNSET
@@ -386,10 +380,6 @@ class Connection:
 
     def notification(self, spec: NotificationSpec[Any], params: Any = UNSET) -> bytes:
         return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
-
-    def progress_token_of(self, ident: RequestId) -> str | int | None:
-        pending = self._pending.get(ident)
-        return pending.progress_token if pending is not None else None
 
     # -- client handshake -----------------------------------------------------------------
 

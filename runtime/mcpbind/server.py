@@ -13,7 +13,7 @@ from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
 from mcpbind.methods import NotificationSpec
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import HandlerRegistry, NotificationHandler, RequestContext, RequestHandler, Session
+from mcpbind.session import HandlerRegistry, RequestContext, Session
 from mcpbind.transport import Transport
 
 if TYPE_CHECKING:
@@ -352,9 +352,9 @@ class Server(HandlerRegistry):
                     continue
                 method = _method_of_handler(name)
                 if method in methods.REQUESTS:
-                    self.request_handlers[method] = _positional(bound)
+                    self.request_handlers[method] = bound
                 else:
-                    self.notification_handlers[method] = _positional_notification(bound)
+                    self.notification_handlers[method] = bound
                 found += 1
         if not found:
             raise ValueError(f"{type(handlers).__name__} has no on_<method> handlers")
@@ -435,17 +435,3 @@ def _method_of_handler(name: str) -> str:
         if "on_" + method.removeprefix("notifications/").replace("/", "_").lower() == name:
             return method
     raise ValueError(f"no method for handler {name}")
-
-
-def _positional(bound: Callable[..., Awaitable[Any]]) -> RequestHandler:
-    async def call(params: Any, ctx: RequestContext) -> Any:
-        return await bound(params, ctx)
-
-    return call
-
-
-def _positional_notification(bound: Callable[..., Awaitable[Any]]) -> NotificationHandler:
-    async def call(params: Any, ctx: RequestContext) -> None:
-        await bound(params, ctx)
-
-    return call

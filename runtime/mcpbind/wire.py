@@ -453,12 +453,6 @@ class Codec:
             return self._typed_notes[message.method](jsonrpc="2.0", params=params)  # type: ignore[call-arg]
         return message
 
-    def request_spec(self, message: Request) -> RequestSpec[Any, Any]:
-        spec = self.incoming_requests.get(message.method)
-        if spec is None:
-            raise WireError(METHOD_NOT_FOUND, f"Method not found: {message.method}", message.id)
-        return spec
-
     def request_params(self, message: Request) -> Any:
         """The typed params of a received request; ``METHOD_NOT_FOUND`` / ``INVALID_PARAMS``."""
         entry = self._params_fast.get(message.method)
