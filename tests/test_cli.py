@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import mcpbind
+from tests.harness import child_env
 
 SERVER_FILE = Path(__file__).parent / "peers" / "cli_server.py"
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    roots = [str(Path(p).parent) for p in mcpbind.__path__ if "-packages" not in p]
-    if roots:
-        env["PYTHONPATH"] = os.pathsep.join([*roots, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return env
 
 
 def mcpbind_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,7 +18,7 @@ def mcpbind_cli(*args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "mcpbind", *args],
         capture_output=True,
         text=True,
-        env=_env(),
+        env=child_env(),
         timeout=60,
         check=False,
     )

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import mcpbind
+from tests.harness import child_env
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo.py"
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_demo(backend: str) -> None:
-    env = dict(os.environ)
-    roots = [str(Path(p).parent) for p in mcpbind.__path__ if "-packages" not in p]
-    if roots:
-        env["PYTHONPATH"] = os.pathsep.join(roots)
+    env = child_env()
     done = subprocess.run(
         [sys.executable, str(DEMO), "--backend", backend],
         capture_output=True,

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import anyio
 import msgspec
 import pytest
 
 from mcpbind.client import Client
 from mcpbind.elicitation import elicit_form, requested_schema
 from mcpbind.errors import INVALID_PARAMS, McpError
-from mcpbind.memory import memory_pair
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
+from tests.harness import connected
 
 
 class Contact(msgspec.Struct):
@@ -75,11 +74,7 @@ async def test_elicit_a_form(answer: dict[str, Any], expected: str) -> None:
         asked.append(params)
         return msgspec.convert(answer, types.ElicitResult)
 
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with Client("c", "1", elicitation=elicit).connect(client_end) as client:
-                result = await client.call_tool("signup")
+    async with connected(server, Client("c", "1", elicitation=elicit)) as client:
+        result = await client.call_tool("signup")
     assert result.content == [types.TextContent(text=expected)]
     assert asked[0].message == "Who are you?" and asked[0].requested_schema.required == ["name", "age"]

@@ -10,10 +10,10 @@ import pytest
 
 from mcpbind.client import Client
 from mcpbind.log_bridge import forward_logging, mcp_level
-from mcpbind.memory import memory_pair
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
+from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
 
@@ -51,19 +51,15 @@ async def test_records_reach_the_client() -> None:
         assert isinstance(params.logger, str)
         received.append((params.level, params.logger, str(params.data)))
 
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with Client("c", "1", logging=on_log).connect(client_end) as client:
-                await client.call_tool("work")
-                await client.call_tool("threaded")
-                await client.set_logging_level("error")
-                await client.call_tool("work")
-                await client.ping()
-                while len(received) < 4:
-                    await anyio.sleep(0.01)
-                await anyio.sleep(0.05)
+    async with connected(server, Client("c", "1", logging=on_log)) as client:
+        await client.call_tool("work")
+        await client.call_tool("threaded")
+        await client.set_logging_level("error")
+        await client.call_tool("work")
+        await client.ping()
+        while len(received) < 4:
+            await anyio.sleep(0.01)
+        await anyio.sleep(0.05)
     assert sorted(received) == sorted(
         [
             ("info", "app.db", "async info"),

@@ -11,10 +11,10 @@ import pytest
 
 from mcpbind.client import Client, ClientSession
 from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
-from mcpbind.memory import memory_pair
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
+from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
 methods = types.methods
@@ -61,12 +61,8 @@ def repeat(word: str, times: int) -> list[object]:
 
 @asynccontextmanager
 async def session() -> AsyncIterator[ClientSession]:
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with Client("c", "1").connect(client_end) as connected:
-                yield connected
+    async with connected(server) as client_session:
+        yield client_session
 
 
 async def test_listing_with_pages_and_capabilities() -> None:
@@ -121,20 +117,16 @@ async def test_subscriptions() -> None:
     async def updated(params: types.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
         updates.append(params.uri)
 
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with client_side.connect(client_end) as client:
-                await client.subscribe_resource("config://app")
-                await server.resource_updated("config://app")
-                await server.resource_updated("note://today")  # not subscribed: nothing sent
-                await client.unsubscribe_resource("config://app")
-                await server.resource_updated("config://app")
-                await client.ping()
-                while not updates:
-                    await anyio.sleep(0.01)
-                await anyio.sleep(0.05)
+    async with connected(server, client_side) as client:
+        await client.subscribe_resource("config://app")
+        await server.resource_updated("config://app")
+        await server.resource_updated("note://today")  # not subscribed: nothing sent
+        await client.unsubscribe_resource("config://app")
+        await server.resource_updated("config://app")
+        await client.ping()
+        while not updates:
+            await anyio.sleep(0.01)
+        await anyio.sleep(0.05)
     assert updates == ["config://app"]
 
 

@@ -8,10 +8,10 @@ import anyio
 import pytest
 
 from mcpbind.client import Client
-from mcpbind.memory import memory_pair
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
+from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
 methods = types.methods
@@ -54,25 +54,21 @@ def build() -> Server:
 
 async def test_completion_with_context_and_limits() -> None:
     server = build()
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with Client("c", "1").connect(client_end) as client:
-                assert client.server_capabilities.completions is not types.UNSET
-                found = await client.complete(types.PromptReference(name="review"), "language", "p")
-                assert found.completion.values == ["python", "pascal", "perl"]
-                assert found.completion.total == 3 and found.completion.has_more is False
-                many = await client.complete(types.PromptReference(name="review"), "language", "lang")
-                assert len(many.completion.values) == 100 and many.completion.total == 200
-                assert many.completion.has_more is True
-                templated = await client.complete(
-                    types.ResourceTemplateReference(uri="repo://{owner}/{name}"),
-                    "name",
-                    "x",
-                    {"owner": "ada"},
-                )
-                assert templated.completion.values == ["ada/x-repo"]
+    async with connected(server) as client:
+        assert client.server_capabilities.completions is not types.UNSET
+        found = await client.complete(types.PromptReference(name="review"), "language", "p")
+        assert found.completion.values == ["python", "pascal", "perl"]
+        assert found.completion.total == 3 and found.completion.has_more is False
+        many = await client.complete(types.PromptReference(name="review"), "language", "lang")
+        assert len(many.completion.values) == 100 and many.completion.total == 200
+        assert many.completion.has_more is True
+        templated = await client.complete(
+            types.ResourceTemplateReference(uri="repo://{owner}/{name}"),
+            "name",
+            "x",
+            {"owner": "ada"},
+        )
+        assert templated.completion.values == ["ada/x-repo"]
 
 
 async def test_logging_level_filters_messages() -> None:
@@ -82,19 +78,15 @@ async def test_logging_level_filters_messages() -> None:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params.level)
 
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with Client("c", "1", logging=on_log).connect(client_end) as client:
-                assert client.server_capabilities.logging is not types.UNSET
-                await client.call_tool("chatter")
-                await client.set_logging_level("warning")
-                await client.call_tool("chatter")
-                await client.ping()
-                while len(logs) < 6:
-                    await anyio.sleep(0.01)
-                await anyio.sleep(0.05)
+    async with connected(server, Client("c", "1", logging=on_log)) as client:
+        assert client.server_capabilities.logging is not types.UNSET
+        await client.call_tool("chatter")
+        await client.set_logging_level("warning")
+        await client.call_tool("chatter")
+        await client.ping()
+        while len(logs) < 6:
+            await anyio.sleep(0.01)
+        await anyio.sleep(0.05)
     assert logs == ["debug", "info", "warning", "error", "warning", "error"]
 
 
@@ -107,27 +99,23 @@ async def test_removing_a_tool_tells_connected_clients() -> None:
     async def changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         changes.append(ctx.method)
 
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with client_side.connect(client_end) as client:
-                assert client.server_capabilities.tools is not types.UNSET
-                assert client.server_capabilities.tools.list_changed is True
-                assert "temporary" in [t.name for t in await client.all_tools()]
-                server.remove_tool("temporary")  # tells connected clients by itself
-                while not changes:
-                    await anyio.sleep(0.01)
-                assert "temporary" not in [t.name for t in await client.all_tools()]
+    async with connected(server, client_side) as client:
+        assert client.server_capabilities.tools is not types.UNSET
+        assert client.server_capabilities.tools.list_changed is True
+        assert "temporary" in [t.name for t in await client.all_tools()]
+        server.remove_tool("temporary")  # tells connected clients by itself
+        while not changes:
+            await anyio.sleep(0.01)
+        assert "temporary" not in [t.name for t in await client.all_tools()]
 
-                @server.tool()
-                def brand_new() -> str:
-                    return "new"
+        @server.tool()
+        def brand_new() -> str:
+            return "new"
 
-                while len(changes) < 2:
-                    await anyio.sleep(0.01)
-                assert "brand_new" in [t.name for t in await client.all_tools()]
-                await server.tools_changed()  # an explicit one, for changes made elsewhere
-                while len(changes) < 3:
-                    await anyio.sleep(0.01)
+        while len(changes) < 2:
+            await anyio.sleep(0.01)
+        assert "brand_new" in [t.name for t in await client.all_tools()]
+        await server.tools_changed()  # an explicit one, for changes made elsewhere
+        while len(changes) < 3:
+            await anyio.sleep(0.01)
     assert changes == ["notifications/tools/list_changed"] * 3

@@ -7,16 +7,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 import pytest
 
 from mcpbind.client import Client, ClientSession
 from mcpbind.errors import INVALID_PARAMS, McpError
-from mcpbind.memory import memory_pair
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
+from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
 
@@ -60,12 +59,8 @@ def explode() -> str:
 
 @asynccontextmanager
 async def session(version: str = "2025-11-25") -> AsyncIterator[ClientSession]:
-    server_end, client_end = memory_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.run, server_end)
-        with anyio.fail_after(10):
-            async with Client("c", "1", protocol_version=version).connect(client_end) as connected:
-                yield connected
+    async with connected(server, Client("c", "1", protocol_version=version)) as client_session:
+        yield client_session
 
 
 def test_decorated_functions_stay_callable() -> None:

@@ -96,10 +96,10 @@ class Server(HandlesToolsCall[object]):
 def test_mypy_rejects_a_wrong_handler_signature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mypy import api
 
-    import mcpbind
+    from tests.harness import source_roots
 
     # A source checkout has two roots (runtime/, generated/); an installed wheel needs nothing.
-    roots = sorted({str(Path(p).parent) for p in mcpbind.__path__ if "-packages" not in p})
+    roots = source_roots()
     if roots:
         monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
 

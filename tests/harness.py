@@ -1,0 +1,43 @@
+"""What many tests need: a server and a client connected in memory, and the environment a
+child Python process needs to import mcpbind from a source checkout."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+
+import mcpbind
+from mcpbind.client import Client, ClientSession
+from mcpbind.memory import memory_pair
+from mcpbind.server import Server
+
+
+@asynccontextmanager
+async def connected(
+    server: Server, client: Client | None = None, *, timeout: float = 10
+) -> AsyncIterator[ClientSession]:
+    """``server`` running over an in-memory pair, and an initialized ``client`` session on it."""
+    server_end, client_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.run, server_end)
+        with anyio.fail_after(timeout):
+            async with (client or Client("tester", "0.1")).connect(client_end) as session:
+                yield session
+
+
+def source_roots() -> list[str]:
+    """The folders holding mcpbind in a source checkout (runtime/, generated/); none installed."""
+    return [str(Path(p).parent) for p in mcpbind.__path__ if "-packages" not in p]
+
+
+def child_env() -> dict[str, str]:
+    """``os.environ`` plus, in a source checkout, the ``PYTHONPATH`` a child needs for mcpbind."""
+    env = dict(os.environ)
+    roots = source_roots()
+    if roots:
+        env["PYTHONPATH"] = os.pathsep.join([*roots, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
