@@ -80,6 +80,7 @@ class Server(HandlerRegistry):
         super().__init__("server")
         self.page_size = page_size
         self.tools: dict[str, FunctionTool] = {}
+        self._tool_definitions: list[types.Tool] | None = None
         self.resources: dict[str, FunctionResource] = {}
         self.resource_templates: list[FunctionResourceTemplate] = []
         self.prompts: dict[str, FunctionPrompt] = {}
@@ -125,6 +126,7 @@ class Server(HandlerRegistry):
                 meta=meta,
             )
             self.tools[made.name] = made
+            self._tool_definitions = None
             self._changed_soon(methods.TOOLS_LIST_CHANGED)
             self.request_handlers.setdefault(methods.TOOLS_LIST.method, self._list_tools)
             self.request_handlers.setdefault(methods.TOOLS_CALL.method, self._call_tool)
@@ -135,7 +137,9 @@ class Server(HandlerRegistry):
     async def _list_tools(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
     ) -> types.ListToolsResult:
-        page = paginate([tool.definition() for tool in self.tools.values()], params.cursor, self.page_size)
+        if self._tool_definitions is None:  # built once per change of the tool set, not per call
+            self._tool_definitions = [tool.definition() for tool in self.tools.values()]
+        page = paginate(self._tool_definitions, params.cursor, self.page_size)
         return types.ListToolsResult(tools=page.items, next_cursor=page.next_cursor)
 
     async def _call_tool(
@@ -324,6 +328,7 @@ class Server(HandlerRegistry):
         or a task), where the ``notifications/tools/list_changed`` can be queued at once.
         """
         del self.tools[name]
+        self._tool_definitions = None
         self._changed_soon(methods.TOOLS_LIST_CHANGED)
 
     def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
