@@ -15,6 +15,8 @@ RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 TEST_DEPS = ["pytest>=8", "anyio>=4.7", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
+# HTTP: the client's libraries, and both ASGI servers the app is tested under.
+HTTP_DEPS = ["httpx>=0.28,<1", "httpx-sse>=0.4", "uvicorn>=0.30", "hypercorn>=0.17"]
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
@@ -24,21 +26,21 @@ BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3", "trio>=0.26"]
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite against the installed wheel, on asyncio and trio."""
-    session.install(".", *TEST_DEPS, *CODEGEN_DEPS)
+    session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *HTTP_DEPS)
     session.run("pytest", "--ignore=tests/interop", *session.posargs)
 
 
 @nox.session
 def interop(session: nox.Session) -> None:
     """Against the official Python SDK (``mcp`` from PyPI): its client and server over stdio."""
-    session.install(".", *TEST_DEPS, *INTEROP_DEPS)
+    session.install(".", *TEST_DEPS, *HTTP_DEPS, *INTEROP_DEPS)
     session.run("pytest", "tests/interop", *session.posargs)
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over runtime, generated code, codegen, tests and benchmarks."""
-    session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *BENCH_DEPS, *INTEROP_DEPS)
+    session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *HTTP_DEPS, *BENCH_DEPS, *INTEROP_DEPS)
     session.run(
         "mypy",
         "runtime/mcpbind",

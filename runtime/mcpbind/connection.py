@@ -131,6 +131,8 @@ class Reply:
     """Bytes the core produced on its own (an error, a ping or initialize answer) to send now."""
 
     data: bytes
+    # The id of the request it answers, when there is one.
+    id: RequestId | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +219,7 @@ class Connection:
             ]
         if error.id is None and error.code not in (-32700, INVALID_REQUEST):
             return []  # a notification: JSON-RPC never answers one
-        return [Reply(Codec.encode_wire_error(error))]
+        return [Reply(Codec.encode_wire_error(error), error.id)]
 
     def _one(self, message: TypedRequest | TypedNotification | Response | ErrorResponse) -> list[Event]:
         if isinstance(message, TypedRequest):
@@ -231,25 +233,29 @@ class Connection:
     def _request(self, message: TypedRequest) -> list[Event]:
         method, ident = message.method, message.id
         if method == "ping":
-            return [Reply(Codec.encode_result(ident, _EMPTY))]
+            return [Reply(Codec.encode_result(ident, _EMPTY), ident)]
         if ident in self._in_flight:
             return [
-                Reply(Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"))
+                Reply(
+                    Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"), ident
+                )
             ]
         if method == "initialize":
             return self._initialize(ident, message.params)
         if self.phase is Phase.NEW:
             return [
-                Reply(Codec.encode_error(ident, INVALID_REQUEST, f"Received {method} before initialization"))
+                Reply(
+                    Codec.encode_error(ident, INVALID_REQUEST, f"Received {method} before initialization"), ident
+                )
             ]
         self._in_flight.add(ident)
         return [RequestReceived(ident, method, message.params)]
 
     def _initialize(self, ident: RequestId, params: types.InitializeRequestParams) -> list[Event]:
         if self.role != "server":
-            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "A client does not accept initialize"))]
+            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "A client does not accept initialize"), ident)]
         if self.phase is not Phase.NEW:
-            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"))]
+            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"), ident)]
         self.protocol_version = negotiate_version(params.protocol_version, self.versions)
         self.peer.info = params.client_info
         self.peer.capabilities = params.capabilities
@@ -261,7 +267,7 @@ class Connection:
             server_info=self.info,
             instructions=self.instructions if self.instructions is not None else UNSET,
         )
-        return [Reply(self._encode_result(ident, methods.INITIALIZE, result))]
+        return [Reply(self._encode_result(ident, methods.INITIALIZE, result), ident)]
 
     def _notification(self, message: TypedNotification) -> list[Event]:
         method = message.method

@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpbind.wire import RequestId
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 
 __all__ = ["MemoryTransport", "memory_pair"]
@@ -29,7 +30,7 @@ class MemoryTransport:
             raise MessageTooLarge(len(message), self.max_message_size)
         return message
 
-    async def send(self, message: bytes) -> None:
+    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         await self._send.send(message)
 
     async def aclose(self) -> None:

@@ -114,31 +114,31 @@ class RequestContext:
             total=UNSET if total is None else total,
             message=UNSET if message is None else message,
         )
-        await self.session.notify(methods.PROGRESS, params)
+        await self.session.notify(methods.PROGRESS, params, related=self.request_id)
 
     async def request(self, spec: RequestSpec[P, R], params: P, *, timeout: float | None = None) -> R:
         """Send a request to the peer (sampling, elicitation, roots from a server's handler)."""
-        return await self.session.request(spec, params, timeout=timeout)
+        return await self.session.request(spec, params, timeout=timeout, related=self.request_id)
 
     async def create_message(
         self, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.CreateTaskResult:
         """``sampling/createMessage``: needs the client's ``sampling`` capability."""
-        return await self.session.request(methods.SAMPLING_CREATEMESSAGE, params)
+        return await self.session.request(methods.SAMPLING_CREATEMESSAGE, params, related=self.request_id)
 
     async def elicit(
         self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> types.ElicitResult | types.CreateTaskResult:
         """``elicitation/create``: needs the client's ``elicitation`` capability."""
-        return await self.session.request(methods.ELICITATION_CREATE, params)
+        return await self.session.request(methods.ELICITATION_CREATE, params, related=self.request_id)
 
     async def list_roots(self) -> types.ListRootsResult:
         """``roots/list``: needs the client's ``roots`` capability."""
-        return await self.session.request(methods.ROOTS_LIST, types.RequestParams())
+        return await self.session.request(methods.ROOTS_LIST, types.RequestParams(), related=self.request_id)
 
     async def notify(self, spec: NotificationSpec[P], params: P) -> None:
-        """Send any notification this side may send."""
-        await self.session.notify(spec, params)
+        """Send any notification this side may send (tied to this request, where there is one)."""
+        await self.session.notify(spec, params, related=self.request_id)
 
     async def send_tool_list_changed(self) -> None:
         await self.session.notify(methods.TOOLS_LIST_CHANGED, types.NotificationParams())
@@ -162,7 +162,7 @@ class RequestContext:
             data=data,
             logger=UNSET if logger is None else logger,
         )
-        await self.session.notify(methods.MESSAGE, params)
+        await self.session.notify(methods.MESSAGE, params, related=self.request_id)
 
 
 # The syslog severities of MCP logging, least severe first.
@@ -376,7 +376,7 @@ class Session:
 
     async def _on(self, event: Event) -> None:
         if isinstance(event, Reply):
-            await self._send(event.data)
+            await self._send(event.data, event.id, event.id is not None)
         elif isinstance(event, RequestReceived):
             self._start_handler(event)
         elif isinstance(event, ResponseReceived):
@@ -417,13 +417,13 @@ class Session:
         handler = self.request_handlers.get(event.method)
         if handler is None:
             error = McpError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
-            self._reply_soon(self.connection.respond_error(event.id, error))
+            self._reply_soon(self.connection.respond_error(event.id, error), event.id)
             return
         if len(self._handlers) >= self.max_pending_requests:
             error = McpError(
                 INTERNAL_ERROR, f"Too many requests in progress (limit {self.max_pending_requests})"
             )
-            self._reply_soon(self.connection.respond_error(event.id, error))
+            self._reply_soon(self.connection.respond_error(event.id, error), event.id)
             return
         scope = anyio.CancelScope()
         self._handlers[event.id] = scope
@@ -434,10 +434,10 @@ class Session:
         """Queue encoded bytes for sending from synchronous code running in the event loop."""
         self._reply_soon(data)
 
-    def _reply_soon(self, data: bytes | None) -> None:
+    def _reply_soon(self, data: bytes | None, answers: RequestId | None = None) -> None:
         if data is not None:
             assert self._workers is not None
-            self._workers.start_soon(self._send, data)
+            self._workers.start_soon(self._send, data, answers, answers is not None)
 
     async def _run_handler(
         self, handler: RequestHandler, event: RequestReceived, scope: anyio.CancelScope
@@ -475,7 +475,7 @@ class Session:
             if scope.cancelled_caught:
                 data = None  # cancelled by the peer (already abandoned) or the session is ending
             if data is not None:
-                await self._send(data)
+                await self._send(data, event.id, True)
         finally:
             # The peer may already have reused the id of a cancelled request: only our entry goes.
             if self._handlers.get(event.id) is scope:
@@ -493,9 +493,9 @@ class Session:
 
     # -- sending --------------------------------------------------------------------------
 
-    async def _send(self, data: bytes) -> None:
+    async def _send(self, data: bytes, related: RequestId | None = None, final: bool = False) -> None:
         try:
-            await self.transport.send(data)
+            await self.transport.send(data, related, final)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("peer gone; %d bytes not sent", len(data))
 
@@ -506,6 +506,7 @@ class Session:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
     ) -> R:
         """Send a request and wait for its result; raises :class:`McpError` for an error
         response, a timeout (``REQUEST_TIMEOUT``) or a closed connection. Cancelling the caller
@@ -520,7 +521,7 @@ class Session:
         limit = self.request_timeout if timeout is None else timeout
         try:
             with anyio.fail_after(math.inf if limit is None else limit):
-                await self.transport.send(data)
+                await self.transport.send(data, related)
                 await waiter.event.wait()
         except TimeoutError:
             await self._cancel_remote(ident, "timed out")
@@ -544,8 +545,8 @@ class Session:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 await self._send(data)
 
-    async def notify(self, spec: NotificationSpec[P], params: P) -> None:
-        await self._send(self.connection.notification(spec, params))
+    async def notify(self, spec: NotificationSpec[P], params: P, *, related: RequestId | None = None) -> None:
+        await self._send(self.connection.notification(spec, params), related)
 
     def _fail_waiters(self, error: McpError) -> None:
         for waiter in self._waiters.values():

@@ -34,6 +34,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
+from mcpbind.wire import RequestId
 
 __all__ = [
     "LineFramer",
@@ -246,7 +247,7 @@ class StdioTransport:
                     self._reader_idle.set()
             framer.feed(chunk)
 
-    async def send(self, message: bytes) -> None:
+    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         """Write one message and its newline; ``ValueError`` if it contains a newline."""
         if b"\n" in message:
             raise ValueError("a stdio message must not contain a newline")

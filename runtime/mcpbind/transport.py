@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from mcpbind.wire import RequestId
+
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "MessageTooLarge", "Transport"]
 
 # 16 MiB: far above any ordinary MCP message, low enough that one line cannot exhaust memory.
@@ -30,6 +32,12 @@ class MessageTooLarge(Exception):
 class Transport(Protocol):
     """Framed messages in and out.
 
+    ``send`` says which request a message belongs to, for transports that route by it (the
+    Streamable HTTP server answers a POST on that POST's own stream): ``related`` is the id of
+    the request received from the peer that the message answers (``final``: it is the response
+    itself) or was sent while handling (progress, logging, a sampling request). Both are left
+    unset for everything else. Transports with one channel (stdio, memory) ignore them.
+
     ``receive`` raises ``anyio.EndOfStream`` once the peer has closed its side (and
     ``anyio.ClosedResourceError`` after our own ``aclose``), and ``MessageTooLarge`` for a message
     over the limit. ``send`` raises ``anyio.BrokenResourceError`` or
@@ -38,6 +46,6 @@ class Transport(Protocol):
 
     async def receive(self) -> bytes: ...
 
-    async def send(self, message: bytes) -> None: ...
+    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None: ...
 
     async def aclose(self) -> None: ...
