@@ -45,8 +45,9 @@ async def serve_asgi(app: Any, server: ServerName | None = None) -> AsyncIterato
             if server == "uvicorn":
                 import uvicorn
 
-                config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False)
-                instance = uvicorn.Server(config)
+                instance = uvicorn.Server(
+                    uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False)
+                )
                 tg.start_soon(instance.serve, [sock])
                 with anyio.fail_after(10):
                     while not instance.started:
@@ -56,9 +57,9 @@ async def serve_asgi(app: Any, server: ServerName | None = None) -> AsyncIterato
                 finally:
                     instance.should_exit = True
             else:
-                from hypercorn.config import Config
+                from hypercorn.config import Config as HypercornConfig
 
-                config = Config()
+                config = HypercornConfig()
                 # hypercorn owns (and closes) the descriptor it is given.
                 config.bind = [f"fd://{sock.detach()}"]
                 config.accesslog = None
