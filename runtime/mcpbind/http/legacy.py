@@ -1,0 +1,525 @@
+"""The HTTP+SSE transport of MCP 2024-11-05, server side: a raw ASGI 3 application.
+
+Deprecated by Streamable HTTP since 2025-03-26, and still what many clients speak. A client opens
+an SSE stream with ``GET <sse_path>``; the first event on it is ``endpoint``, whose data is the
+URI to POST messages to (``<message_path>?session_id=<token>``). Every message the server sends
+for that session then arrives on the same stream as an ``event: message`` with the JSON as data;
+the client POSTs each of its messages, one per request, and gets ``202 Accepted`` back. The
+session lives as long as the SSE stream: when the client disconnects it ends, and its running
+handlers are cancelled.
+
+::
+
+    app = LegacySSEApp(server)            # uvicorn app:app, hypercorn app:app, ...
+
+Sessions run in a task group that the app opens in the ASGI ``lifespan`` startup; for hosts that
+do not send lifespan events, wrap the serving in ``async with app.run():``. Without either, the
+SSE endpoint answers 500 and says why.
+
+Limits, all keyword arguments of :class:`LegacySSEApp`:
+
+* ``max_sessions`` open at once; one more ``GET`` is answered ``503``.
+* ``max_body_size`` of one POSTed message; a larger one is answered ``413`` (checked on
+  ``Content-Length`` and again while the body arrives).
+* ``queue_size`` messages may wait in each direction of a session. A POST that finds the
+  incoming queue full waits up to ``post_wait`` seconds for room, then gets ``503`` with
+  ``Retry-After`` and the message is dropped (the client may send it again). A session whose
+  SSE reader falls so far behind that the outgoing queue stays full for ``send_timeout``
+  seconds is ended: a client that does not read cannot make the server buffer without bound.
+* ``keep_alive`` seconds of silence on a stream before a ``: ping`` comment is sent
+  (``None``: never).
+
+DNS-rebinding protection (the spec's MUST for this transport): ``Host`` must match one of
+``allowed_hosts`` and ``Origin``, when present, one of ``allowed_origins``; otherwise ``403``.
+Both default to the loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port), right
+for a server bound to localhost. A public deployment passes its own names, or ``None`` to switch
+a check off (e.g. behind a proxy that already does it). A pattern ending in ``:*`` matches any
+port.
+
+Errors on the message endpoint carry a JSON-RPC error object (``"id": null``) as body:
+``400`` for a missing ``session_id``, malformed JSON (``-32700``, the message is dropped) or a
+JSON value that is neither an object nor an array; ``404`` for an unknown or ended session;
+``415`` unless ``Content-Type`` is ``application/json``; ``413`` and ``503`` as above. A
+well-formed message that is not a valid JSON-RPC message is accepted (202) and the session
+answers it on the stream, as on any other transport.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, MutableMapping
+from contextlib import asynccontextmanager
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import anyio
+import anyio.abc
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from mcpbind.server import Server
+from mcpbind.wire import Codec, RequestId
+
+__all__ = [
+    "DEFAULT_MAX_BODY_SIZE",
+    "LOCALHOST_HOSTS",
+    "LOCALHOST_ORIGINS",
+    "LegacySSEApp",
+    "LegacySession",
+]
+
+log = logging.getLogger("mcpbind.http.legacy")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+# 4 MiB: ample for any ordinary MCP message sent to a server.
+DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024
+
+LOCALHOST_HOSTS: tuple[str, ...] = (
+    "127.0.0.1",
+    "127.0.0.1:*",
+    "localhost",
+    "localhost:*",
+    "[::1]",
+    "[::1]:*",
+)
+LOCALHOST_ORIGINS: tuple[str, ...] = tuple(
+    f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCALHOST_HOSTS
+)
+
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-store"),
+    (b"x-accel-buffering", b"no"),
+]
+_JSON = [(b"content-type", b"application/json")]
+_PING = b": ping\n\n"
+# At most this many queued messages are joined into one write of the SSE stream.
+_BATCH = 64
+
+
+def _matches(value: str, patterns: Iterable[str]) -> bool:
+    value = value.lower()
+    for pattern in patterns:
+        pattern = pattern.lower()
+        if pattern.endswith(":*"):
+            base, _, port = value.rpartition(":")
+            if base == pattern[:-2] and port.isdigit():
+                return True
+        elif value == pattern:
+            return True
+    return False
+
+
+def _sse_event(event: bytes, data: bytes) -> bytes:
+    """One SSE event; data with line breaks becomes several ``data:`` lines."""
+    if b"\n" in data or b"\r" in data:
+        lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        return b"event: " + event + b"\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    return b"event: " + event + b"\ndata: " + data + b"\n\n"
+
+
+class _SessionTransport:
+    """The transport a session runs over: POSTs feed ``receive``, ``send`` feeds the SSE stream."""
+
+    def __init__(self, queue_size: int, send_timeout: float) -> None:
+        self.incoming: MemoryObjectSendStream[bytes]
+        self._incoming: MemoryObjectReceiveStream[bytes]
+        self._outgoing: MemoryObjectSendStream[bytes]
+        self.outgoing: MemoryObjectReceiveStream[bytes]
+        self.incoming, self._incoming = anyio.create_memory_object_stream[bytes](queue_size)
+        self._outgoing, self.outgoing = anyio.create_memory_object_stream[bytes](queue_size)
+        self.send_timeout = send_timeout
+
+    async def receive(self) -> bytes:
+        return await self._incoming.receive()
+
+    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+        # Every message goes on the one stream; ``related`` and ``final`` do not matter here.
+        try:
+            self._outgoing.send_nowait(message)
+            return
+        except anyio.WouldBlock:
+            pass
+        with anyio.move_on_after(self.send_timeout):
+            await self._outgoing.send(message)
+            return
+        log.warning("SSE reader too slow (queue full for %s s): ending its session", self.send_timeout)
+        self.disconnect()
+        raise anyio.BrokenResourceError
+
+    def disconnect(self) -> None:
+        """The client is gone: the session's ``receive`` sees the end, its sends fail."""
+        self.incoming.close()
+        self.outgoing.close()
+
+    async def aclose(self) -> None:
+        # The stream still delivers what is queued, then ends.
+        self._outgoing.close()
+        self._incoming.close()
+
+
+class LegacySession:
+    """One client's session on a :class:`LegacySSEApp`, from its ``GET`` until its end."""
+
+    def __init__(self, session_id: str, transport: _SessionTransport) -> None:
+        self.id = session_id
+        self.transport = transport
+        self.cancel_scope = anyio.CancelScope()
+        self._closed = anyio.Event()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        """Until the session has ended and left the app's registry."""
+        await self._closed.wait()
+
+    def end(self) -> None:
+        """End the session now: running handlers are cancelled, the stream closes."""
+        self.transport.disconnect()
+        self.cancel_scope.cancel()
+
+
+class LegacySSEApp:
+    """An ASGI application serving ``server`` over the 2024-11-05 HTTP+SSE transport.
+
+    See the module documentation for the endpoints, the limits and the errors.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        sse_path: str = "/sse",
+        message_path: str = "/messages",
+        max_sessions: int = 1000,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        queue_size: int = 64,
+        post_wait: float = 5.0,
+        send_timeout: float = 30.0,
+        keep_alive: float | None = 15.0,
+        allowed_hosts: Iterable[str] | None = LOCALHOST_HOSTS,
+        allowed_origins: Iterable[str] | None = LOCALHOST_ORIGINS,
+    ) -> None:
+        for name, path in (("sse_path", sse_path), ("message_path", message_path)):
+            if not path.startswith("/") or "?" in path or "#" in path:
+                raise ValueError(f"{name} must be a path starting with '/', without query: {path!r}")
+        if sse_path == message_path:
+            raise ValueError("sse_path and message_path must differ")
+        if max_sessions < 1 or max_body_size < 1 or queue_size < 1:
+            raise ValueError("max_sessions, max_body_size and queue_size must be positive")
+        self.server = server
+        self.sse_path = sse_path
+        self.message_path = message_path
+        self.max_sessions = max_sessions
+        self.max_body_size = max_body_size
+        self.queue_size = queue_size
+        self.post_wait = post_wait
+        self.send_timeout = send_timeout
+        self.keep_alive = keep_alive
+        self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
+        self.allowed_origins = None if allowed_origins is None else tuple(allowed_origins)
+        self._sessions: dict[str, LegacySession] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    @property
+    def sessions(self) -> Mapping[str, LegacySession]:
+        """The open sessions by id (a read-only view)."""
+        return MappingProxyType(self._sessions)
+
+    @property
+    def running(self) -> bool:
+        return self._task_group is not None
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[LegacySSEApp]:
+        """Serve sessions until the block ends; then every session ends. The ASGI lifespan does
+        this by itself; use it for hosts that do not send lifespan events."""
+        if self._task_group is not None:
+            raise RuntimeError("this LegacySSEApp is already running")
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        try:
+            yield self
+        finally:
+            self._task_group = None
+            for session in list(self._sessions.values()):
+                session.end()
+            task_group.cancel_scope.cancel()
+            await task_group.__aexit__(None, None, None)
+
+    async def _run_session(self, session: LegacySession) -> None:
+        try:
+            with session.cancel_scope:
+                await self.server.run(session.transport)
+        except Exception:
+            log.exception("legacy SSE session %s failed", session.id)
+        finally:
+            session.transport.disconnect()
+            if self._sessions.get(session.id) is session:
+                del self._sessions[session.id]
+            session._closed.set()
+
+    # -- ASGI -----------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        started = False
+        try:
+            await receive()  # lifespan.startup
+            async with self.run():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+        except Exception as exc:
+            kind = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": kind, "message": str(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        root: str = scope.get("root_path", "") or ""
+        path: str = scope["path"]
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        method: str = scope["method"]
+        if path == self.sse_path:
+            if method != "GET":
+                await _error(send, 405, INVALID_REQUEST, "Method not allowed", [(b"allow", b"GET")])
+            elif await self._trusted(scope, send):
+                await self._stream(scope, receive, send, root)
+        elif path == self.message_path:
+            if method != "POST":
+                await _error(send, 405, INVALID_REQUEST, "Method not allowed", [(b"allow", b"POST")])
+            elif await self._trusted(scope, send):
+                await self._post(scope, receive, send)
+        else:
+            await _error(send, 404, INVALID_REQUEST, "Not found")
+
+    async def _trusted(self, scope: Scope, send: Send) -> bool:
+        """The DNS-rebinding check: answers 403 and says False for an untrusted Host/Origin."""
+        if self.allowed_hosts is None and self.allowed_origins is None:
+            return True
+        host = origin = None
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host = value.decode("latin-1")
+            elif name == b"origin":
+                origin = value.decode("latin-1")
+        if self.allowed_hosts is not None and (host is None or not _matches(host, self.allowed_hosts)):
+            await _error(send, 403, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed")
+            return False
+        if self.allowed_origins is not None and origin is not None:
+            if not _matches(origin, self.allowed_origins):
+                await _error(send, 403, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed")
+                return False
+        return True
+
+    # -- GET: the SSE stream ----------------------------------------------------------------
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send, root: str) -> None:
+        accept = _header(scope, b"accept")
+        if accept is not None and not _accepts_sse(accept):
+            await _error(
+                send, 406, INVALID_REQUEST, "Not acceptable: the client must accept text/event-stream"
+            )
+            return
+        task_group = self._task_group
+        if task_group is None:
+            message = "LegacySSEApp is not running: serve it with ASGI lifespan on, or inside `async with app.run()`"
+            await _error(send, 500, INTERNAL_ERROR, message)
+            return
+        if len(self._sessions) >= self.max_sessions:
+            await _error(
+                send,
+                503,
+                INTERNAL_ERROR,
+                f"Too many sessions (limit {self.max_sessions})",
+                [(b"retry-after", b"5")],
+            )
+            return
+        session_id = secrets.token_urlsafe(24)
+        session = LegacySession(session_id, _SessionTransport(self.queue_size, self.send_timeout))
+        self._sessions[session_id] = session
+        task_group.start_soon(self._run_session, session, name=f"mcpbind legacy SSE session {session_id}")
+        endpoint = quote(root.rstrip("/") + self.message_path) + "?session_id=" + session_id
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": _sse_event(b"endpoint", endpoint.encode()),
+                    "more_body": True,
+                }
+            )
+            async with anyio.create_task_group() as stream:
+                stream.start_soon(_watch_disconnect, receive, stream.cancel_scope)
+                await self._pump(session.transport.outgoing, send)
+                stream.cancel_scope.cancel()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:  # the client went away while we wrote
+            pass
+        finally:
+            if self._sessions.get(session_id) is session:
+                del self._sessions[session_id]
+            session.end()
+
+    async def _pump(self, outgoing: MemoryObjectReceiveStream[bytes], send: Send) -> None:
+        """Write what the session sends, several queued messages per write, until it ends."""
+        keep_alive = self.keep_alive
+        while True:
+            message: bytes | None = None
+            try:
+                if keep_alive is None:
+                    message = await outgoing.receive()
+                else:
+                    with anyio.move_on_after(keep_alive):
+                        message = await outgoing.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+            if message is None:
+                await send({"type": "http.response.body", "body": _PING, "more_body": True})
+                continue
+            chunks = [_sse_event(b"message", message)]
+            ended = False
+            while len(chunks) < _BATCH:
+                try:
+                    chunks.append(_sse_event(b"message", outgoing.receive_nowait()))
+                except anyio.WouldBlock:
+                    break
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    ended = True
+                    break
+            await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
+            if ended:
+                return
+
+    # -- POST: one message ------------------------------------------------------------------
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        ids = query.get("session_id")
+        if not ids or not ids[0]:
+            await _error(send, 400, INVALID_REQUEST, "Bad request: the session_id query parameter is missing")
+            return
+        session_id = ids[0]
+        if session_id not in self._sessions:
+            await _error(send, 404, INVALID_REQUEST, "Session not found (it ended, or never existed)")
+            return
+        content_type = _header(scope, b"content-type")
+        if content_type is None or content_type.partition(";")[0].strip().lower() != "application/json":
+            await _error(
+                send, 415, INVALID_REQUEST, "Unsupported media type: Content-Type must be application/json"
+            )
+            return
+        body = await self._read_body(scope, receive, send)
+        if body is None:
+            return
+        try:
+            first = bytes(msgspec.json.decode(body, type=msgspec.Raw))[:1]
+        except msgspec.DecodeError as exc:
+            await _error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        if first not in (b"{", b"["):
+            await _error(send, 400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC message")
+            return
+        session = self._sessions.get(session_id)
+        if session is None:
+            await _error(send, 404, INVALID_REQUEST, "Session not found (it ended, or never existed)")
+            return
+        incoming = session.transport.incoming
+        try:
+            try:
+                incoming.send_nowait(body)
+            except anyio.WouldBlock:
+                with anyio.move_on_after(self.post_wait) as waited:
+                    await incoming.send(body)
+                if waited.cancelled_caught:
+                    await _error(
+                        send,
+                        503,
+                        INTERNAL_ERROR,
+                        "Session busy: its message queue is full; send again later",
+                        [(b"retry-after", b"1")],
+                    )
+                    return
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await _error(send, 404, INVALID_REQUEST, "Session not found (it ended, or never existed)")
+            return
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The request body, or None after answering 413 (or when the client went away)."""
+        limit = self.max_body_size
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _too_large(send, limit)
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _too_large(send, limit)
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _accepts_sse(accept: str) -> bool:
+    for item in accept.split(","):
+        media = item.partition(";")[0].strip().lower()
+        if media in ("text/event-stream", "text/*", "*/*"):
+            return True
+    return False
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    await _error(send, 413, INVALID_REQUEST, f"Payload too large: the limit is {limit} bytes")
+
+
+async def _error(
+    send: Send, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = Codec.encode_error(None, code, message)
+    await send({"type": "http.response.start", "status": status, "headers": _JSON + (headers or [])})
+    await send({"type": "http.response.body", "body": body})
