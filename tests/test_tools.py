@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -12,9 +12,11 @@ import pytest
 
 from mcpbind.client import Client, ClientSession
 from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.media import Audio, Image
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
+from mcpbind.tools import FunctionTool
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
@@ -48,7 +50,7 @@ async def greet(name: str, ctx: RequestContext) -> str:
 
 
 @server.tool()
-def blocks() -> list[Any]:
+def blocks() -> list[str | types.ImageContent]:
     return ["plain", types.ImageContent(data="AA==", mime_type="image/png")]
 
 
@@ -100,6 +102,7 @@ async def test_schemas_from_type_hints() -> None:
     }
     assert "ctx" not in tools["greet"].input_schema["properties"]
     assert tools["greet"].output_schema is types.UNSET
+    assert tools["blocks"].output_schema is types.UNSET  # content blocks are not structured output
 
 
 async def test_calls_and_conversions() -> None:
@@ -142,3 +145,48 @@ async def test_bad_arguments_by_version() -> None:
             await client.call_tool("nope")
         assert unknown.value.code == INVALID_PARAMS and "Unknown tool: nope" in unknown.value.message
         assert (await client.call_tool("add", {"a": 1})).structured_content == {"result": 2}
+
+
+def returns_point_or_none() -> Point | None:
+    return None
+
+
+def returns_text_or_none() -> str | None:
+    return None
+
+
+def returns_media_tuple() -> tuple[Image | Audio, ...]:
+    return ()
+
+
+def returns_annotated_image() -> Annotated[Image, "a chart"]:
+    return Image(b"GIF89a")
+
+
+def returns_points() -> list[Point]:
+    return []
+
+
+def returns_mixed_union() -> Point | Image:
+    return Point(0, 0)  # sent as JSON text, with no schema promised
+
+
+def returns_points_or_text() -> list[Point] | str:
+    return "none"
+
+
+@pytest.mark.parametrize(
+    ("fn", "structured"),
+    [
+        (returns_point_or_none, True),
+        (returns_text_or_none, False),
+        (returns_media_tuple, False),
+        (returns_annotated_image, False),
+        (returns_points, True),
+        (returns_mixed_union, False),
+        (returns_points_or_text, False),
+    ],
+)
+def test_which_return_annotations_promise_structured_output(fn: Callable[[], Any], structured: bool) -> None:
+    tool = FunctionTool(fn, fn.__name__)
+    assert (tool.output_schema is not None) is structured

@@ -8,8 +8,14 @@
 Parameters are the prompt's arguments (required when they have no default; a parameter
 annotated with ``RequestContext`` receives the context). Arguments arrive as strings and are
 converted to the annotated types (``"3"`` for an ``int`` is fine here). A ``str`` becomes one
-user message; a content block, a ``PromptMessage``, or a list mixing them becomes messages
-(plain strings and blocks as user messages); a ``GetPromptResult`` is sent as it is.
+user message; a content block, an :class:`~mcpbind.media.Image` / :class:`~mcpbind.media.Audio`,
+a ``PromptMessage``, or a list mixing them becomes messages (plain strings, blocks and media as
+user messages); a ``GetPromptResult`` is sent as it is. :func:`user_message` and
+:func:`assistant_message` build a message with either role from any of those::
+
+    @server.prompt()
+    def describe(ctx: RequestContext) -> list[types.PromptMessage]:
+        return [user_message(Image(path="photo.jpg")), assistant_message("I see a photo of ...")]
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ import msgspec
 
 from mcpbind.callables import UserFunction
 from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
 
-__all__ = ["FunctionPrompt"]
+__all__ = ["FunctionPrompt", "MessageContent", "assistant_message", "user_message"]
 
 _BLOCKS = (
     types.TextContent,
@@ -80,11 +87,38 @@ class FunctionPrompt:
         )
 
 
-def _message(item: Any) -> types.PromptMessage:
+MessageContent = str | types.ContentBlock | Media
+"""What a prompt message can be made of: text, a content block, an image or audio."""
+
+
+def user_message(content: MessageContent) -> types.PromptMessage:
+    """A prompt message from the user."""
+    return types.PromptMessage(role="user", content=_block(content))
+
+
+def assistant_message(content: MessageContent) -> types.PromptMessage:
+    """A prompt message from the assistant (to prefill its side of the conversation)."""
+    return types.PromptMessage(role="assistant", content=_block(content))
+
+
+def _block(content: object) -> types.ContentBlock:
+    if isinstance(content, str):
+        return types.TextContent(text=content)
+    if isinstance(content, Media):
+        return content.to_content()
+    if isinstance(content, _BLOCKS):
+        return content
+    raise TypeError(
+        f"a prompt message holds text, a content block, an Image or Audio, not {type(content).__name__}"
+    )
+
+
+def _message(item: object) -> types.PromptMessage:
     if isinstance(item, types.PromptMessage):
         return item
-    if isinstance(item, str):
-        return types.PromptMessage(role="user", content=types.TextContent(text=item))
-    if isinstance(item, _BLOCKS):
-        return types.PromptMessage(role="user", content=item)
-    raise TypeError(f"a prompt returns text, content blocks or PromptMessages, not {type(item).__name__}")
+    try:
+        return types.PromptMessage(role="user", content=_block(item))
+    except TypeError:
+        raise TypeError(
+            f"a prompt returns text, content blocks, Image/Audio or PromptMessages, not {type(item).__name__}"
+        ) from None

@@ -8,7 +8,8 @@
 
 What a function returns becomes the read result: ``str`` is text (``text/plain`` unless a MIME
 type is given), ``bytes`` is a base64 blob, a ``TextResourceContents`` /
-``BlobResourceContents`` (or a list of them) is sent as it is, and anything else is encoded as
+``BlobResourceContents`` (or a list of them) is sent as it is, an :class:`~mcpbind.media.Image`
+or :class:`~mcpbind.media.Audio` is a blob of its own MIME type, and anything else is encoded as
 JSON text (``application/json``). A template's variables are passed as keyword arguments; a
 parameter annotated with ``RequestContext`` receives the context.
 """
@@ -24,6 +25,7 @@ from typing import Any
 import msgspec
 
 from mcpbind.callables import UserFunction
+from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
 from mcpbind.uri_template import UriTemplate
@@ -67,6 +69,8 @@ def _contents(uri: str, value: Any, mime_type: str | None) -> list[Any]:
         and all(isinstance(v, types.TextResourceContents | types.BlobResourceContents) for v in value)
     ):
         return value
+    if isinstance(value, Media):
+        return [value.to_resource_contents(uri)]
     if isinstance(value, str):
         return [types.TextResourceContents(uri=uri, text=value, mime_type=mime_type or "text/plain")]
     if isinstance(value, bytes | bytearray | memoryview):

@@ -12,8 +12,8 @@ decoding, return values converted to MCP content.
 - Arguments are converted strictly (no ``"5"`` for an ``int``). Bad arguments are a protocol
   error (-32602) up to 2025-06-18 and an ``isError`` result from 2025-11-25 on, as those
   versions ask.
-- A ``str`` becomes one text block; content blocks (or a list of them, strings allowed) are
-  sent as they are; a ``CallToolResult`` is sent as is; anything else is structured output:
+- A ``str`` becomes one text block; content blocks and :class:`~mcpbind.media.Image` /
+  :class:`~mcpbind.media.Audio` (or a list of them, strings allowed) are sent as blocks; a ``CallToolResult`` is sent as is; anything else is structured output:
   ``structuredContent`` (an object: other values are wrapped as ``{"result": value}``) plus
   its JSON as text, with ``outputSchema`` from the return annotation.
 - Sync functions run in a worker thread. An exception becomes an ``isError`` result, except
@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+import types as pytypes
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
 from mcpbind.callables import UserFunction
 from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
 
@@ -44,7 +46,9 @@ _CONTENT = (
     types.ResourceLink,
     types.EmbeddedResource,
 )
-_UNSTRUCTURED = (str, type(None), types.CallToolResult, *_CONTENT)
+# What is sent as content rather than as structured output (``Image``/``Audio`` become blocks).
+_UNSTRUCTURED = (str, type(None), types.CallToolResult, Media, *_CONTENT)
+_SEQUENCES = (list, tuple, Sequence)
 # Versions whose clients expect bad tool arguments as a JSON-RPC error rather than a result.
 _PROTOCOL_ERROR_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18"})
 
@@ -66,12 +70,28 @@ def _json_schema(tp: Any) -> dict[str, Any]:
 
 
 def _is_structured(annotation: Any) -> bool:
+    """Whether a return annotation promises structured output (and so an ``outputSchema``):
+    anything but text, content blocks, media, ``None`` and ``CallToolResult``, bare, as an arm
+    of a union (``Point | None`` is structured, ``Point | Image`` is content) or as the items of
+    a list, tuple or sequence. A value that is not content is then sent as JSON text."""
     if annotation is inspect.Signature.empty:
         return False
-    origin = getattr(annotation, "__origin__", None)
-    if origin is list and all(a in _UNSTRUCTURED for a in getattr(annotation, "__args__", ())):
-        return False
-    return not (isinstance(annotation, type) and issubclass(annotation, _UNSTRUCTURED))
+    return not _is_content_annotation(annotation)
+
+
+def _is_content_annotation(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is None:
+        return isinstance(annotation, type) and issubclass(annotation, _UNSTRUCTURED)
+    args = get_args(annotation)
+    if origin is Annotated:
+        return _is_content_annotation(args[0])
+    if origin is Union or origin is pytypes.UnionType:
+        arms = [arg for arg in args if arg is not type(None)]
+        return any(_is_content_annotation(arg) for arg in arms) or not arms
+    if origin in _SEQUENCES:
+        return bool(args) and all(_is_content_annotation(arg) for arg in args if arg is not Ellipsis)
+    return False
 
 
 @dataclass
@@ -146,18 +166,20 @@ class FunctionTool:
 
 
 def _is_content_list(value: Any) -> bool:
-    return isinstance(value, list | tuple) and all(isinstance(v, (str, *_CONTENT)) for v in value)
+    return isinstance(value, list | tuple) and all(isinstance(v, (str, Media, *_CONTENT)) for v in value)
 
 
 def _content(value: Any) -> list[Any]:
     if value is None:
         return []
+    if isinstance(value, list | tuple):
+        return [block for item in value for block in _content(item)]
     if isinstance(value, str):
         return [types.TextContent(text=value)]
     if isinstance(value, _CONTENT):
         return [value]
-    if isinstance(value, list | tuple):
-        return [types.TextContent(text=v) if isinstance(v, str) else v for v in value]
+    if isinstance(value, Media):
+        return [value.to_content()]
     return [types.TextContent(text=msgspec.json.encode(value).decode())]
 
 
