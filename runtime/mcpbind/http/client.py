@@ -1,0 +1,972 @@
+"""The Streamable HTTP transport, client side (on httpx).
+
+Each message the client sends is one HTTP POST to the server's MCP endpoint. The server answers
+a notification or a response with 202 and no body, and a request with either one JSON body or
+an SSE stream (``text/event-stream``) that carries messages about the request (progress,
+logging, requests to the client such as sampling) and finally its response. A GET on the same
+endpoint opens a stream for messages unrelated to any request; a server without one answers 405.
+
+What this transport does about it:
+
+* **Sessions.** The ``Mcp-Session-Id`` the server gives with the initialize response is sent
+  with every later HTTP request, and so is ``MCP-Protocol-Version`` once the initialize result
+  (seen passing through, cheaply) has named the negotiated version. When a request carrying a
+  session id gets 404, the session has expired: the transport starts a new one by itself (it
+  sends the client's original initialize again, under a new id, keeps its answer to itself,
+  sends ``notifications/initialized``) and sends the failed message once more.
+* **Streams.** SSE streams are read in background tasks; every event with data is a message
+  and goes to :meth:`~StreamableHTTPTransport.receive`, events without data (the priming event)
+  only move the stream's position. A stream that ends before the response to its request came
+  is resumed with a GET carrying ``Last-Event-ID``, after the delay of the server's ``retry:``
+  field (``reconnect_delay`` when it sent none), up to ``max_reconnects`` times in a row (an
+  attempt that delivers events resets the count). The GET stream is opened once the server
+  has accepted ``notifications/initialized``, and resumed the same way when it drops.
+* **Failures never hang a request.** A request that cannot be completed (network error,
+  timeout, an HTTP error status, a body that is not JSON or holds no response to it, a stream
+  that ends and cannot be resumed, an expired session that cannot be renewed) gets a JSON-RPC
+  error response, made here and delivered through ``receive()``, so the caller's request
+  raises :class:`~mcpbind.errors.McpError` naming the cause (``error.data`` holds the HTTP
+  ``status`` and ``body`` where there was one). Failures of notifications and responses are
+  logged (there is nobody to tell).
+* **The backward-compatibility probe.** The spec has a client that supports old servers POST
+  initialize first and fall back to the 2024-11-05 HTTP+SSE transport on 400, 404 or 405.
+  For that, ``send()`` raises :class:`HTTPTransportError` (status and body) when the first
+  initialize gets a 4xx status, instead of turning it into an error response; it comes out of
+  ``Client.connect``. :attr:`StreamableHTTPTransport.initialize_status` tells the status the
+  initialize POST got, whatever it was.
+* **Limits.** ``max_message_size`` bounds every received message: a JSON body or SSE event
+  larger than that is never held in memory whole. On the stream of a request, or as its JSON
+  body, an oversized message fails that request; on the GET stream ``receive()`` raises
+  :class:`~mcpbind.transport.MessageTooLarge` for it and the stream goes on.
+* **Timeouts.** ``timeout`` bounds connecting, sending, waiting for the response headers and
+  reading a JSON body, and the DELETE on close; ``sse_read_timeout`` is how long an SSE stream
+  may stay silent before it counts as dropped (and is resumed if it can be).
+* **Closing.** ``aclose()`` sends DELETE with the session id (405 and errors are ignored: the
+  server may not allow it), stops every background stream and ends ``receive()``.
+
+SSE is parsed here rather than with httpx-sse, whose decoder holds a whole line or event in
+memory however large it grows: :class:`SSEDecoder` works on bytes (no text round trip for the
+message payloads) and drops oversized events while they arrive.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx
+import msgspec
+from anyio.streams.memory import MemoryObjectSendStream
+from msgspec import UNSET, Raw, UnsetType
+
+from mcpbind.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
+from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
+from mcpbind.wire import Codec, RequestId
+
+__all__ = [
+    "HTTPTransportError",
+    "SSEDecoder",
+    "SSEEvent",
+    "SSETooLarge",
+    "StreamableHTTPTransport",
+    "open_streamable_http",
+]
+
+log = logging.getLogger("mcpbind.http.client")
+
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+LAST_EVENT_ID_HEADER = "last-event-id"
+JSON = "application/json"
+EVENT_STREAM = "text/event-stream"
+
+# How much of an error body is kept for the error message and HTTPTransportError.
+_ERROR_BODY_LIMIT = 4096
+# Messages waiting for receive(); the background streams wait while this many are queued.
+_QUEUE_SIZE = 1024
+
+
+class HTTPTransportError(Exception):
+    """The first initialize POST got an HTTP 4xx status: probably no Streamable HTTP server.
+
+    Raised from ``send()`` (and so out of ``Client.connect``), so that a caller can try the
+    legacy HTTP+SSE transport on 400, 404 or 405 as the spec's backward compatibility section
+    describes. ``body`` is the start of the response body, decoded leniently.
+    """
+
+    def __init__(self, status: int, body: str) -> None:
+        reason = httpx.codes.get_reason_phrase(status)
+        super().__init__(f"HTTP {status} {reason}: {body}" if body else f"HTTP {status} {reason}")
+        self.status = status
+        self.body = body
+
+
+# --------------------------------------------------------------------------------------------
+# SSE parsing
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """A dispatched event: its type (``message`` when the stream named none) and data."""
+
+    type: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SSETooLarge:
+    """An event whose data (or one of whose lines) went over the limit; its data was dropped."""
+
+    size: int
+
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+
+
+class SSEDecoder:
+    """Incremental ``text/event-stream`` parser (the WHATWG algorithm) over bytes, without I/O.
+
+    ``feed()`` each chunk and get the events it completed. ``last_event_id`` is the id the
+    stream stands at (set when an event is dispatched, even one without data, as the standard
+    says) and ``retry`` the last ``retry:`` value in milliseconds. Lines end with CRLF, LF or
+    CR. An event whose data exceeds ``max_event_size`` bytes, or holding a line longer than
+    that, is reported as :class:`SSETooLarge` and its data is never held beyond the limit.
+    """
+
+    __slots__ = (
+        "_data",
+        "_data_size",
+        "_id_buffer",
+        "_line",
+        "_line_limit",
+        "_oversized",
+        "_pending_cr",
+        "_skipping",
+        "_started",
+        "_type",
+        "last_event_id",
+        "max_event_size",
+        "retry",
+    )
+
+    def __init__(self, max_event_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        if max_event_size < 1:
+            raise ValueError("max_event_size must be at least 1")
+        self.max_event_size = max_event_size
+        # A data line holds "data: " before the payload.
+        self._line_limit = max_event_size + 6
+        self._line = bytearray()
+        self._skipping = False  # dropping the rest of an overlong line
+        self._pending_cr = False  # the last chunk ended in CR: a LF starting the next is its pair
+        self._started = False
+        self._data: list[bytes] = []
+        self._data_size = 0
+        self._oversized = 0  # the size seen so far of an event over the limit, else 0
+        self._type = b""
+        self._id_buffer: str | None = None
+        self.last_event_id: str | None = None
+        self.retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent | SSETooLarge]:
+        events: list[SSEEvent | SSETooLarge] = []
+        pos, end = 0, len(chunk)
+        if not self._started and end:
+            self._started = True
+            if chunk.startswith(_BOM):
+                pos = len(_BOM)
+        if self._pending_cr and pos < end:
+            self._pending_cr = False
+            if chunk[pos] == 0x0A:
+                pos += 1
+        while pos < end:
+            match = _EOL.search(chunk, pos)
+            if match is None:
+                self._append(chunk, pos, end)
+                break
+            self._append(chunk, pos, match.start())
+            pos = match.end()
+            if pos == end and chunk[pos - 1] == 0x0D:
+                self._pending_cr = True
+            if self._skipping:
+                self._skipping = False
+            else:
+                event = self._line_done(bytes(self._line))
+                if event is not None:
+                    events.append(event)
+            self._line.clear()
+        return events
+
+    def _append(self, chunk: bytes, start: int, stop: int) -> None:
+        if self._skipping or start == stop:
+            return
+        if len(self._line) + (stop - start) > self._line_limit:
+            self._oversized = max(self._oversized, self._data_size + len(self._line) + stop - start)
+            self._skipping = True
+            self._line.clear()
+            return
+        self._line += chunk[start:stop]
+
+    def _line_done(self, line: bytes) -> SSEEvent | SSETooLarge | None:
+        if not line:
+            return self._dispatch()
+        if line[0] == 0x3A:  # ":" starts a comment
+            return None
+        name, colon, value = line.partition(b":")
+        if colon and value[:1] == b" ":
+            value = value[1:]
+        if name == b"data":
+            if self._oversized:
+                self._oversized += len(value) + 1
+                return None
+            self._data_size += len(value) + (1 if self._data else 0)
+            if self._data_size > self.max_event_size:
+                self._oversized = self._data_size
+                self._data.clear()
+                return None
+            self._data.append(value)
+        elif name == b"event":
+            self._type = value
+        elif name == b"id":
+            if b"\0" not in value:
+                self._id_buffer = value.decode("utf-8", "replace")
+        elif name == b"retry":
+            if value.isdigit():
+                self.retry = int(value)
+        return None
+
+    def _dispatch(self) -> SSEEvent | SSETooLarge | None:
+        self.last_event_id = self._id_buffer or None
+        data, oversized, kind = self._data, self._oversized, self._type
+        self._data, self._data_size, self._oversized, self._type = [], 0, 0, b""
+        if oversized:
+            return SSETooLarge(oversized)
+        if not data:
+            return None
+        payload = data[0] if len(data) == 1 else b"\n".join(data)
+        return SSEEvent(kind.decode("utf-8", "replace") or "message", payload)
+
+
+# --------------------------------------------------------------------------------------------
+# Looking into messages (only as far as routing needs)
+# --------------------------------------------------------------------------------------------
+
+
+class _Envelope(msgspec.Struct):
+    """What a message is: a request (id and method), a notification (method), a response."""
+
+    id: RequestId | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+
+
+class _InitializeAnswer(msgspec.Struct):
+    id: RequestId | UnsetType | None = UNSET
+    result: _InitializeResultVersion | UnsetType = UNSET
+
+
+class _InitializeResultVersion(msgspec.Struct):
+    protocolVersion: str | UnsetType = UNSET
+
+
+_envelope = msgspec.json.Decoder(_Envelope)
+_envelopes = msgspec.json.Decoder(list[Raw])
+_initialize_answer = msgspec.json.Decoder(_InitializeAnswer)
+
+
+def _split(data: bytes) -> list[bytes]:
+    """A JSON-RPC batch (a JSON array) into its messages; anything else as it is."""
+    if data.lstrip()[:1] == b"[":
+        try:
+            return [bytes(item) for item in _envelopes.decode(data)]
+        except msgspec.DecodeError:
+            pass
+    return [data]
+
+
+def _peek(data: bytes) -> _Envelope | None:
+    try:
+        return _envelope.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _is_response_to(envelope: _Envelope | None, ident: RequestId) -> bool:
+    return (
+        envelope is not None
+        and isinstance(envelope.method, UnsetType)
+        and envelope.id == ident
+        and type(envelope.id) is type(ident)
+    )
+
+
+def _media_type(response: httpx.Response) -> str:
+    value: str = response.headers.get("content-type", "")
+    return value.partition(";")[0].strip().lower()
+
+
+def _valid_session_id(value: str) -> bool:
+    return bool(value) and all(0x21 <= ord(c) <= 0x7E for c in value)
+
+
+class _Failure(Exception):
+    """Why a request could not be completed: becomes its JSON-RPC error response."""
+
+    def __init__(self, code: int, message: str, status: int | None = None, body: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.body = body
+
+    def data(self) -> Any:
+        if self.status is None:
+            return UNSET
+        return {"status": self.status, "body": self.body or ""}
+
+
+async def _read_body(response: httpx.Response, limit: int) -> bytes | None:
+    """The whole body, or ``None`` as soon as it is known to exceed ``limit`` bytes."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error response's body, for messages; never raises."""
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= _ERROR_BODY_LIMIT:
+                break
+        return b"".join(chunks)[:_ERROR_BODY_LIMIT].decode("utf-8", "replace").strip()
+    except httpx.HTTPError:
+        return ""
+
+
+async def _close(response: httpx.Response) -> None:
+    with anyio.CancelScope(shield=True):
+        try:
+            await response.aclose()
+        except httpx.HTTPError:
+            pass
+
+
+@dataclass
+class _StreamPosition:
+    """Where an SSE stream stands, across its reconnections."""
+
+    request_id: RequestId | None  # the POST's request; None for the GET stream
+    last_event_id: str | None = None
+    retry: float | None = None  # seconds, from the server's last retry: field
+    answered: bool = False
+
+
+# --------------------------------------------------------------------------------------------
+# The transport
+# --------------------------------------------------------------------------------------------
+
+
+class StreamableHTTPTransport:
+    """A :class:`~mcpbind.transport.Transport` to one Streamable HTTP MCP endpoint.
+
+    Made by :func:`open_streamable_http`, which owns its background tasks and HTTP client.
+    ``related`` and ``final`` of ``send()`` are not needed on this side and ignored.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        http_client: httpx.AsyncClient,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_reconnects: int = 5,
+        reconnect_delay: float = 1.0,
+        terminate_on_close: bool = True,
+    ) -> None:
+        if max_message_size < 1:
+            raise ValueError("max_message_size must be at least 1")
+        if max_reconnects < 0:
+            raise ValueError("max_reconnects must not be negative")
+        self.url = url
+        self.max_message_size = max_message_size
+        self.max_reconnects = max_reconnects
+        self.reconnect_delay = reconnect_delay
+        self.terminate_on_close = terminate_on_close
+        self._client = http_client
+        self._tasks = task_group
+        self._headers = dict(headers or {})
+        self._auth = auth
+        self._timeout = timeout
+        self._request_timeout = httpx.Timeout(timeout)
+        self._stream_timeout = httpx.Timeout(timeout, read=sse_read_timeout)
+        self._incoming_send: MemoryObjectSendStream[bytes | MessageTooLarge]
+        self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes | MessageTooLarge](
+            _QUEUE_SIZE
+        )
+        self._closed = False
+        self._scopes: set[anyio.CancelScope] = set()
+        self._get_stream: anyio.CancelScope | None = None
+        self._renewing = anyio.Lock()
+        # The client's initialize request, sent again to start a new session after a 404.
+        self._initialize_message: bytes | None = None
+        self._initialize_id: RequestId | None = None
+        self._initialized_message: bytes | None = None
+        self._renewals = 0
+        self.session_id: str | None = None
+        """The ``Mcp-Session-Id`` the server assigned (``None``: it uses no sessions)."""
+        self.protocol_version: str | None = None
+        """The negotiated protocol version, sent as ``MCP-Protocol-Version`` once known."""
+        self.initialize_status: int | None = None
+        """The HTTP status the initialize POST got (``None`` until it got one)."""
+
+    # -- Transport --------------------------------------------------------------------------
+
+    async def receive(self) -> bytes:
+        item = await self._incoming.receive()
+        if isinstance(item, MessageTooLarge):
+            raise item
+        return item
+
+    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        envelope = _peek(message)
+        if envelope is None:
+            raise ValueError("not a JSON-RPC message")
+        if envelope.method == "initialize" and self._initialize_message is None:
+            self._initialize_message = message
+            self._initialize_id = envelope.id if isinstance(envelope.id, int | str) else None
+        elif envelope.method == "notifications/initialized":
+            self._initialized_message = message
+        try:
+            await self._post(message, envelope, may_renew=True)
+        except _Failure as failure:
+            await self._fail(envelope, failure)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            if self.terminate_on_close and self.session_id is not None:
+                await self._delete_session()
+            for scope in list(self._scopes):
+                scope.cancel()
+            self._incoming_send.close()
+            self._incoming.close()
+
+    # -- HTTP requests ----------------------------------------------------------------------
+
+    def _request_headers(self, accept: str, *, initialize: bool = False) -> dict[str, str]:
+        headers = dict(self._headers)
+        headers["accept"] = accept
+        if not initialize:
+            if self.session_id is not None:
+                headers[SESSION_HEADER] = self.session_id
+            if self.protocol_version is not None:
+                headers[VERSION_HEADER] = self.protocol_version
+        return headers
+
+    async def _open(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request``; the response with its body still unread (close it)."""
+        what = f"{request.method} {request.url}"
+        try:
+            with anyio.fail_after(self._timeout):
+                return await self._client.send(
+                    request,
+                    stream=True,
+                    auth=self._auth if self._auth is not None else httpx.USE_CLIENT_DEFAULT,
+                )
+        except TimeoutError:
+            raise _Failure(REQUEST_TIMEOUT, f"{what}: no response within {self._timeout} s") from None
+        except httpx.TimeoutException as exc:
+            raise _Failure(REQUEST_TIMEOUT, f"{what} timed out: {exc!r}") from None
+        except httpx.HTTPError as exc:
+            raise _Failure(CONNECTION_CLOSED, f"{what} failed: {exc!r}") from None
+
+    async def _post(self, message: bytes, envelope: _Envelope, *, may_renew: bool) -> None:
+        """POST one message and route what comes back. Raises :class:`_Failure`."""
+        is_initialize = envelope.method == "initialize"
+        headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=is_initialize)
+        headers["content-type"] = JSON
+        sent_session = None if is_initialize else self.session_id
+        request = self._client.build_request(
+            "POST", self.url, content=message, headers=headers, timeout=self._stream_timeout
+        )
+        response = await self._open(request)
+        handed_over = False
+        try:
+            status = response.status_code
+            if is_initialize:
+                self.initialize_status = status
+            if status == 404 and sent_session is not None:
+                await _close(response)
+                if may_renew and await self._renew_session(sent_session):
+                    await self._post(message, envelope, may_renew=False)
+                    return
+                raise _Failure(
+                    CONNECTION_CLOSED,
+                    f"The server ended the session ({SESSION_HEADER} {sent_session}) and a new one "
+                    "could not be started",
+                    404,
+                )
+            if not 200 <= status < 300:
+                body = await _error_body(response)
+                if is_initialize and 400 <= status < 500:
+                    raise HTTPTransportError(status, body)
+                raise _Failure(
+                    INTERNAL_ERROR,
+                    f"HTTP {status} {response.reason_phrase} from POST {self.url}"
+                    + (f": {body}" if body else ""),
+                    status,
+                    body,
+                )
+            if is_initialize:
+                self._learn_session(response)
+            if not isinstance(envelope.method, str) or not isinstance(envelope.id, int | str):
+                # A notification or a response: accepted, nothing comes back.
+                if envelope.method == "notifications/initialized":
+                    self._start_get_stream()
+                return
+            ident = envelope.id
+            media = _media_type(response)
+            if media == EVENT_STREAM:
+                await self._tasks.start(self._background, self._post_stream, response, ident)
+                handed_over = True
+            elif media == JSON:
+                await self._deliver_json(response, ident)
+            else:
+                body = await _error_body(response)
+                raise _Failure(
+                    INTERNAL_ERROR,
+                    f"HTTP {status} from POST {self.url} with content type {media or 'none'!r} "
+                    f"instead of {JSON} or {EVENT_STREAM}; no response to request {ident!r}",
+                    status,
+                    body,
+                )
+        except httpx.HTTPError as exc:
+            raise _Failure(CONNECTION_CLOSED, f"POST {self.url} failed while reading: {exc!r}") from None
+        finally:
+            if not handed_over:
+                await _close(response)
+
+    def _learn_session(self, response: httpx.Response) -> None:
+        value = response.headers.get(SESSION_HEADER)
+        if value is None:
+            self.session_id = None
+            return
+        if not _valid_session_id(value):
+            raise _Failure(
+                INTERNAL_ERROR, f"The server sent an invalid {SESSION_HEADER} header: {value[:100]!r}"
+            )
+        self.session_id = value
+
+    async def _deliver_json(self, response: httpx.Response, ident: RequestId) -> None:
+        try:
+            with anyio.fail_after(self._timeout):
+                body = await _read_body(response, self.max_message_size)
+        except TimeoutError:
+            raise _Failure(
+                REQUEST_TIMEOUT, f"The JSON answer to request {ident!r} took over {self._timeout} s to arrive"
+            ) from None
+        if body is None:
+            raise _Failure(
+                INTERNAL_ERROR,
+                f"The response to request {ident!r} exceeds the limit of {self.max_message_size} bytes",
+            )
+        messages = _split(body)
+        peeked = [_peek(item) for item in messages]
+        if any(item is None for item in peeked):
+            raise _Failure(
+                INTERNAL_ERROR,
+                f"POST {self.url} answered with a body that is not a JSON-RPC message: "
+                f"{body[:200].decode('utf-8', 'replace')!r}",
+                response.status_code,
+                body[:_ERROR_BODY_LIMIT].decode("utf-8", "replace"),
+            )
+        if not any(_is_response_to(item, ident) for item in peeked):
+            raise _Failure(
+                INTERNAL_ERROR,
+                f"POST {self.url} answered with JSON that holds no response to request {ident!r}",
+            )
+        for item, envelope in zip(messages, peeked, strict=True):
+            await self._deliver(item, envelope)
+
+    async def _deliver(self, message: bytes, envelope: _Envelope | None = None) -> None:
+        """Queue one message for ``receive()``, noting the negotiated version on the way."""
+        if self._initialize_id is not None and self.protocol_version is None:
+            envelope = envelope or _peek(message)
+            if _is_response_to(envelope, self._initialize_id):
+                self._learn_version(message)
+        try:
+            await self._incoming_send.send(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def _learn_version(self, message: bytes) -> None:
+        try:
+            answer = _initialize_answer.decode(message)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if not isinstance(answer.result, UnsetType) and isinstance(answer.result.protocolVersion, str):
+            self.protocol_version = answer.result.protocolVersion
+
+    async def _fail(self, envelope: _Envelope, failure: _Failure) -> None:
+        """A request gets an error response made here; anything else is only logged."""
+        if isinstance(envelope.method, str) and isinstance(envelope.id, int | str):
+            await self._fail_request(envelope.id, failure)
+        else:
+            what = envelope.method if isinstance(envelope.method, str) else f"response to {envelope.id!r}"
+            log.warning("could not send %s: %s", what, failure.message)
+
+    async def _fail_request(self, ident: RequestId, failure: _Failure) -> None:
+        log.debug("request %r failed: %s", ident, failure.message)
+        error = Codec.encode_error(ident, failure.code, failure.message, failure.data())
+        try:
+            await self._incoming_send.send(error)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    async def _delete_session(self) -> None:
+        request = self._client.build_request(
+            "DELETE",
+            self.url,
+            headers=self._request_headers(f"{JSON}, {EVENT_STREAM}"),
+            timeout=self._request_timeout,
+        )
+        try:
+            response = await self._open(request)
+        except _Failure as failure:
+            log.debug("DELETE of the session failed: %s", failure.message)
+            return
+        await _close(response)
+        if response.status_code not in (200, 202, 204, 404, 405):
+            log.debug("DELETE of the session answered %d", response.status_code)
+
+    # -- background streams -----------------------------------------------------------------
+
+    async def _background(
+        self,
+        run: Callable[..., Awaitable[None]],
+        *args: Any,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run ``run(*args)`` until it ends or the transport closes; never raises."""
+        scope = anyio.CancelScope()
+        self._scopes.add(scope)
+        if self._closed:
+            scope.cancel()
+        try:
+            with scope:
+                task_status.started()
+                await run(*args)
+        except Exception:
+            log.exception("a background HTTP stream failed")
+        finally:
+            self._scopes.discard(scope)
+
+    async def _post_stream(self, response: httpx.Response, ident: RequestId) -> None:
+        """The SSE answer to request ``ident``: read it, resume it until the response came."""
+        position = _StreamPosition(ident)
+        try:
+            failure = await self._follow(position, response)
+        finally:
+            await _close(response)
+        if failure is None:
+            failure = await self._resume(position)
+        if failure is not None and not position.answered:
+            await self._fail_request(ident, failure)
+
+    def _start_get_stream(self) -> None:
+        if self._get_stream is not None:
+            self._get_stream.cancel()
+        scope = anyio.CancelScope()
+        self._get_stream = scope
+        self._tasks.start_soon(self._background, self._get_stream_task, scope)
+
+    async def _get_stream_task(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            failure = await self._resume(_StreamPosition(None), connect_at_once=True)
+            if failure is not None:
+                log.debug("GET stream ended: %s", failure.message)
+
+    async def _resume(self, position: _StreamPosition, *, connect_at_once: bool = False) -> _Failure | None:
+        """Reconnect with GET (carrying ``Last-Event-ID`` where known) until the stream is done.
+
+        A request's stream is done once its response came: then this returns ``None``. The GET
+        stream is never done; it ends with the transport or when the server refuses it. Each
+        attempt waits the server's ``retry:`` delay first (except the GET stream's first,
+        with ``connect_at_once``); attempts that deliver nothing count toward
+        ``max_reconnects``. Returns why it gave up.
+        """
+        ident = position.request_id
+        what = "GET stream" if ident is None else f"stream of request {ident!r}"
+        attempts = 0
+        wait = not connect_at_once
+        while not position.answered and not self._closed:
+            if ident is not None and position.last_event_id is None:
+                return _Failure(
+                    CONNECTION_CLOSED,
+                    f"The {what} ended before its response and cannot be resumed (no event id)",
+                )
+            if wait:
+                if attempts >= self.max_reconnects:
+                    return _Failure(
+                        CONNECTION_CLOSED, f"The {what} ended; gave up after {attempts} reconnections"
+                    )
+                attempts += 1
+                await anyio.sleep(position.retry if position.retry is not None else self.reconnect_delay)
+            wait = True
+            headers = self._request_headers(EVENT_STREAM)
+            headers["cache-control"] = "no-store"
+            if position.last_event_id is not None:
+                headers[LAST_EVENT_ID_HEADER] = position.last_event_id
+            sent_session = self.session_id
+            request = self._client.build_request(
+                "GET", self.url, headers=headers, timeout=self._stream_timeout
+            )
+            try:
+                response = await self._open(request)
+            except _Failure as failure:
+                log.debug("connecting the %s failed: %s", what, failure.message)
+                continue
+            try:
+                status, media = response.status_code, _media_type(response)
+                if status == 405:
+                    return _Failure(
+                        CONNECTION_CLOSED, f"The server offers no GET stream (HTTP 405) for the {what}", 405
+                    )
+                if status == 404 and sent_session is not None:
+                    return _Failure(
+                        CONNECTION_CLOSED,
+                        f"The server ended the session ({SESSION_HEADER} {sent_session}); the {what} is lost",
+                        404,
+                    )
+                if status != 200 or media != EVENT_STREAM:
+                    body = await _error_body(response)
+                    return _Failure(
+                        INTERNAL_ERROR,
+                        f"GET {self.url} for the {what} answered HTTP {status} ({media or 'no content type'})"
+                        + (f": {body}" if body else ""),
+                        status,
+                        body,
+                    )
+                if await self._read_events(position, response):
+                    attempts = 0
+            finally:
+                await _close(response)
+        return None
+
+    async def _follow(self, position: _StreamPosition, response: httpx.Response) -> _Failure | None:
+        """Read the POST's own stream; a failure only if it must not be resumed."""
+        try:
+            await self._read_events(position, response)
+        except _Failure as failure:
+            return failure
+        return None
+
+    async def _read_events(self, position: _StreamPosition, response: httpx.Response) -> bool:
+        """Deliver the stream's messages until it ends, drops or brings the awaited response.
+
+        Returns whether any event arrived. Raises :class:`_Failure` for an oversized message
+        on a request's stream: that fails the request rather than let it wait for ever.
+        """
+        decoder = SSEDecoder(self.max_message_size)
+        got_events = False
+        ident = position.request_id
+        try:
+            async for chunk in response.aiter_raw():
+                events = decoder.feed(chunk)
+                if decoder.last_event_id is not None:
+                    position.last_event_id = decoder.last_event_id
+                if decoder.retry is not None:
+                    position.retry = decoder.retry / 1000
+                for event in events:
+                    got_events = True
+                    if isinstance(event, SSETooLarge):
+                        if ident is not None:
+                            raise _Failure(
+                                INTERNAL_ERROR,
+                                f"A message of {event.size} bytes or more on the stream of request "
+                                f"{ident!r} exceeds the limit of {self.max_message_size} bytes",
+                            )
+                        await self._queue_error(MessageTooLarge(event.size, self.max_message_size))
+                        continue
+                    if event.type != "message" or not event.data.strip():
+                        continue  # another kind of event, or a priming event (no message)
+                    for message in _split(event.data):
+                        envelope = _peek(message)
+                        await self._deliver(message, envelope)
+                        if ident is not None and _is_response_to(envelope, ident):
+                            position.answered = True
+                    if position.answered:
+                        return True
+        except httpx.HTTPError as exc:
+            log.debug("SSE stream dropped: %r", exc)
+        return got_events
+
+    async def _queue_error(self, error: MessageTooLarge) -> None:
+        try:
+            await self._incoming_send.send(error)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    # -- session renewal --------------------------------------------------------------------
+
+    async def _renew_session(self, expired: str) -> bool:
+        """Start a new session after ``expired`` got 404; whether there is one now."""
+        async with self._renewing:
+            if self.session_id != expired:  # renewed (or failed to) while this one waited
+                return self.session_id is not None
+            if self._initialize_message is None or self._initialized_message is None:
+                return False
+            self._renewals += 1
+            if self._get_stream is not None:
+                self._get_stream.cancel()
+                self._get_stream = None
+            try:
+                await self._initialize_again(self._initialize_message)
+            except (_Failure, HTTPTransportError, httpx.HTTPError, msgspec.MsgspecError) as exc:
+                log.warning("could not start a new session after %s expired: %s", expired, exc)
+                return False
+            log.info("session %s expired; continuing in session %s", expired, self.session_id)
+            return True
+
+    async def _initialize_again(self, original: bytes) -> None:
+        try:
+            params = msgspec.json.decode(original)
+        except msgspec.DecodeError as exc:  # we stored what was sent: cannot happen
+            raise _Failure(INTERNAL_ERROR, "the initialize request cannot be sent again") from exc
+        ident = f"mcpbind-renewal-{self._renewals}"
+        params["id"] = ident
+        message = msgspec.json.encode(params)
+        headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=True)
+        headers["content-type"] = JSON
+        request = self._client.build_request(
+            "POST", self.url, content=message, headers=headers, timeout=self._stream_timeout
+        )
+        self.session_id = None
+        response = await self._open(request)
+        try:
+            if response.status_code != 200:
+                raise _Failure(INTERNAL_ERROR, f"initialize answered HTTP {response.status_code}")
+            self._learn_session(response)
+            answer = await self._private_answer(response, ident)
+        finally:
+            await _close(response)
+        self._learn_version(answer)
+        initialized = self._initialized_message or Codec.encode_notification("notifications/initialized")
+        headers = self._request_headers(f"{JSON}, {EVENT_STREAM}")
+        headers["content-type"] = JSON
+        request = self._client.build_request(
+            "POST", self.url, content=initialized, headers=headers, timeout=self._request_timeout
+        )
+        response = await self._open(request)
+        await _close(response)
+        if not 200 <= response.status_code < 300:
+            raise _Failure(INTERNAL_ERROR, f"notifications/initialized answered HTTP {response.status_code}")
+        self._start_get_stream()
+
+    async def _private_answer(self, response: httpx.Response, ident: str) -> bytes:
+        """The response to our own initialize: read here, never delivered."""
+        media = _media_type(response)
+        if media == JSON:
+            body = await _read_body(response, self.max_message_size)
+            candidates = _split(body) if body is not None else []
+        elif media == EVENT_STREAM:
+            candidates = []
+            decoder = SSEDecoder(self.max_message_size)
+            async for chunk in response.aiter_raw():
+                for event in decoder.feed(chunk):
+                    if isinstance(event, SSEEvent) and event.type == "message":
+                        candidates.extend(_split(event.data))
+                if any(_is_response_to(_peek(item), ident) for item in candidates):
+                    break
+        else:
+            raise _Failure(INTERNAL_ERROR, f"initialize answered with content type {media!r}")
+        for item in candidates:
+            if _is_response_to(_peek(item), ident):
+                answer = _initialize_answer.decode(item)
+                if isinstance(answer.result, UnsetType):
+                    raise _Failure(INTERNAL_ERROR, f"initialize failed: {item[:200]!r}")
+                return item
+        raise _Failure(INTERNAL_ERROR, "no answer to initialize")
+
+
+@asynccontextmanager
+async def open_streamable_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    http_client: httpx.AsyncClient | None = None,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_reconnects: int = 5,
+    reconnect_delay: float = 1.0,
+    terminate_on_close: bool = True,
+) -> AsyncIterator[StreamableHTTPTransport]:
+    """A Streamable HTTP transport to the MCP endpoint ``url``, closed when the block ends.
+
+    ``headers`` go with every HTTP request (the transport's own ``Accept``, ``Content-Type``,
+    session and version headers win over them); ``auth`` is an ``httpx.Auth`` applied to each
+    (an OAuth flow, a bearer token). ``timeout`` bounds connecting, sending and waiting for
+    an answer's headers or JSON body; ``sse_read_timeout`` how long an SSE stream may be
+    silent. ``http_client`` is used instead of a new ``httpx.AsyncClient`` (and then not
+    closed here). ``max_message_size`` limits each received message; ``max_reconnects`` and
+    ``reconnect_delay`` (seconds, when the server sent no ``retry:``) govern resuming SSE
+    streams; ``terminate_on_close`` sends DELETE for the session at the end. ::
+
+        async with open_streamable_http("http://127.0.0.1:8000/mcp") as transport:
+            async with Client().connect(transport) as session:
+                await session.list_tools()
+    """
+    own_client = http_client is None
+    client = http_client if http_client is not None else httpx.AsyncClient()
+    try:
+        async with anyio.create_task_group() as tasks:
+            transport = StreamableHTTPTransport(
+                url,
+                client,
+                tasks,
+                headers=headers,
+                auth=auth,
+                timeout=timeout,
+                sse_read_timeout=sse_read_timeout,
+                max_message_size=max_message_size,
+                max_reconnects=max_reconnects,
+                reconnect_delay=reconnect_delay,
+                terminate_on_close=terminate_on_close,
+            )
+            try:
+                yield transport
+            finally:
+                await transport.aclose()
+    finally:
+        if own_client:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
