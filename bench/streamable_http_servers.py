@@ -1,0 +1,211 @@
+"""The servers of ``bench/streamable_http.py``: one ASGI app per implementation and mode, each run
+under uvicorn in a process of its own.
+
+    python bench/streamable_http_servers.py IMPL MODE --port PORT [--http h11|httptools]
+
+IMPL is one of:
+
+* ``mcpbind``: ``examples/echo_server.py``'s ``build()`` served by mcpbind's ``StreamableHTTPApp``;
+* ``official-lowlevel``: ``bench/official_echo_server.py``'s ``build()`` (the official SDK's
+  low-level ``Server``) served by its own ``streamable_http_app()`` (Starlette and the SDK's
+  ``StreamableHTTPSessionManager``);
+* ``official-mcpserver``: the official SDK's decorator server (``MCPServer``, formerly FastMCP)
+  with one ``@tool()`` ``echo(text: str) -> str``, served by its ``streamable_http_app()``;
+* ``raw-floor``: a raw ASGI app of a few lines that decodes the body with msgspec and answers
+  ``initialize`` and ``tools/call`` echo, notifications with 202: no sessions, no checks.
+
+MODE is ``json`` (stateful, JSON responses), ``sse`` (stateful, each POST answered with an SSE
+stream) or ``stateless`` (no sessions, JSON responses). The floor has the one behaviour whatever
+the mode. Every app is served at ``/mcp`` with each implementation's defaults otherwise, by
+uvicorn on 127.0.0.1 with one worker, the asyncio loop and no access log (the equivalent of
+``uvicorn --loop asyncio --http h11 --no-access-log --workers 1``).
+"""
+
+# This file and bench/streamable_http.py run as scripts, so their folder, bench/, comes first on
+# sys.path; nothing in it shadows a library, but the repository root is needed to import
+# bench.official_echo_server and examples.echo_server as modules.
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+IMPLEMENTATIONS = ("mcpbind", "official-lowlevel", "official-mcpserver", "raw-floor")
+MODES = ("json", "sse", "stateless")
+PATH = "/mcp"
+
+
+# -- the floor -------------------------------------------------------------------------------------
+
+
+class _Incoming(msgspec.Struct):
+    method: str | None = None
+    id: int | str | None = None
+    params: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Arguments(msgspec.Struct):
+    text: str
+
+
+class _CallParams(msgspec.Struct):
+    name: str
+    arguments: _Arguments
+
+
+class _TextOut(msgspec.Struct):
+    text: str
+    type: str = "text"
+
+
+class _ResultOut(msgspec.Struct):
+    content: list[_TextOut]
+
+
+class _Answer(msgspec.Struct):
+    id: int | str | None
+    result: Any
+    jsonrpc: str = "2.0"
+
+
+def raw_floor_app() -> ASGIApp:
+    """JSON-RPC echo over HTTP with nothing else: what a Python ASGI app costs at the least."""
+    decode = msgspec.json.Decoder(_Incoming).decode
+    decode_call = msgspec.json.Decoder(_CallParams).decode
+    encode = msgspec.json.Encoder().encode
+    init_result = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "raw-floor", "version": "0.1.0"},
+    }
+    content_type = (b"content-type", b"application/json")
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":  # nothing to start or stop
+            while True:
+                event = (await receive())["type"]
+                await send({"type": event + ".complete"})
+                if event == "lifespan.shutdown":
+                    return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        status, out = 202, b""
+        try:
+            msg = decode(body)
+            if msg.id is not None and msg.method == "tools/call":
+                text = decode_call(msg.params).arguments.text
+                status, out = 200, encode(_Answer(msg.id, _ResultOut([_TextOut(text)])))
+            elif msg.id is not None and msg.method == "initialize":
+                status, out = 200, encode(_Answer(msg.id, init_result))
+            elif msg.id is not None:
+                status = 400
+        except msgspec.DecodeError:
+            status = 400
+        headers = [content_type, (b"content-length", str(len(out)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": out})
+
+    return app
+
+
+# -- the implementations ---------------------------------------------------------------------------
+
+
+def mcpbind_app(mode: str) -> ASGIApp:
+    import importlib
+
+    from examples.echo_server import build
+
+    # TODO: a plain import once runtime/mcpbind/http/server.py has landed.
+    http_server = importlib.import_module("mcpbind.http.server")
+    app: ASGIApp = http_server.StreamableHTTPApp(
+        build(),
+        path=PATH,
+        mode="stateless" if mode == "stateless" else "stateful",
+        json_response=mode != "sse",
+    )
+    return app
+
+
+def official_lowlevel_app(mode: str) -> ASGIApp:
+    from bench.official_echo_server import build
+
+    app: ASGIApp = build().streamable_http_app(
+        streamable_http_path=PATH, json_response=mode != "sse", stateless_http=mode == "stateless"
+    )
+    return app
+
+
+def official_mcpserver_app(mode: str) -> ASGIApp:
+    from mcp.server.mcpserver import MCPServer
+
+    # Its default log level (INFO) prints a line per session to stderr; WARNING keeps logging out
+    # of the measurement, as for the other servers.
+    server = MCPServer("official-mcpserver-echo", version="0.1.0", log_level="WARNING")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Says the text back."""
+        return text
+
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=PATH, json_response=mode != "sse", stateless_http=mode == "stateless"
+    )
+    return app
+
+
+def build_app(implementation: str, mode: str) -> ASGIApp:
+    if implementation == "mcpbind":
+        return mcpbind_app(mode)
+    if implementation == "official-lowlevel":
+        return official_lowlevel_app(mode)
+    if implementation == "official-mcpserver":
+        return official_mcpserver_app(mode)
+    return raw_floor_app()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("implementation", choices=IMPLEMENTATIONS)
+    parser.add_argument("mode", choices=MODES)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--http", choices=["h11", "httptools"], default="h11", help="uvicorn's HTTP parser")
+    args = parser.parse_args(argv)
+
+    import uvicorn
+
+    uvicorn.run(
+        build_app(args.implementation, args.mode),
+        host="127.0.0.1",
+        port=args.port,
+        loop="asyncio",
+        http=args.http,
+        workers=1,
+        access_log=False,
+        log_level="warning",
+        lifespan="on",
+    )
+
+
+if __name__ == "__main__":
+    main()
