@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Annotated
 
 import anyio
+import msgspec
 import pytest
 
 from mcpbind.client import Client, ClientSession
@@ -49,8 +51,15 @@ def repo_file(owner: str, name: str, path: list[str]) -> str:
 
 
 @server.prompt(title="Code review")
-def review(code: str, language: str = "python") -> str:
-    """Review a piece of code."""
+def review(
+    code: str, language: Annotated[str, msgspec.Meta(description="A language name")] = "python"
+) -> str:
+    """Review a piece of code.
+
+    Args:
+        code: The code to review.
+        language: Overridden by the Meta description.
+    """
     return f"Review this {language} code: {code}"
 
 
@@ -81,9 +90,14 @@ async def test_listing_with_pages_and_capabilities() -> None:
         assert templates == ["users://{id}/profile", "repo://{owner}/{name}{/path*}"]
         prompts = {p.name: p for p in await client.all_prompts()}
         assert set(prompts) == {"review", "repeat"}
+        assert prompts["review"].description == "Review a piece of code."
         assert prompts["review"].arguments == [
-            types.PromptArgument(name="code", required=True),
-            types.PromptArgument(name="language", required=False),
+            types.PromptArgument(name="code", description="The code to review.", required=True),
+            types.PromptArgument(name="language", description="A language name", required=False),
+        ]
+        assert prompts["repeat"].arguments == [
+            types.PromptArgument(name="word", required=True),
+            types.PromptArgument(name="times", required=True),
         ]
 
 

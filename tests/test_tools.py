@@ -190,3 +190,57 @@ def returns_points_or_text() -> list[Point] | str:
 def test_which_return_annotations_promise_structured_output(fn: Callable[[], Any], structured: bool) -> None:
     tool = FunctionTool(fn, fn.__name__)
     assert (tool.output_schema is not None) is structured
+
+
+def test_parameter_descriptions_from_docstrings() -> None:
+    def google(city: str, days: Annotated[int, msgspec.Meta(description="From Meta", ge=1)] = 1) -> str:
+        """Forecast the weather.
+
+        Args:
+            city: The city's name.
+            days: From the docstring, which Meta overrides.
+
+        Returns:
+            The forecast.
+        """
+        return city
+
+    def numpy(point: Point, scale: Annotated[float, msgspec.Meta(gt=0)]) -> Point:
+        """Scale a point.
+
+        Parameters
+        ----------
+        point : Point
+            The point to scale.
+        scale : float
+            The factor.
+        """
+        return point
+
+    def sphinx(text: str, ctx: RequestContext) -> str:
+        """Echo text.
+
+        :param text: What to echo.
+        :param ctx: The request context, which is no argument.
+        """
+        return text
+
+    forecast = FunctionTool(google, "forecast")
+    assert forecast.description == "Forecast the weather.\n\nReturns:\n    The forecast."
+    assert forecast.input_schema["properties"] == {
+        "city": {"type": "string", "description": "The city's name."},
+        "days": {"type": "integer", "description": "From Meta", "minimum": 1, "default": 1},
+    }
+    scaled = FunctionTool(numpy, "scale")
+    assert scaled.description == "Scale a point."
+    assert scaled.input_schema["properties"] == {
+        "point": {"$ref": "#/$defs/Point", "description": "The point to scale."},
+        "scale": {"type": "number", "exclusiveMinimum": 0, "description": "The factor."},
+    }
+    echoed = FunctionTool(sphinx, "echo")
+    assert echoed.description == "Echo text."
+    assert echoed.input_schema["properties"] == {"text": {"type": "string", "description": "What to echo."}}
+    # An explicit description replaces the docstring's; parameter descriptions stay.
+    explicit = FunctionTool(google, "forecast", description="Weather.")
+    assert explicit.description == "Weather."
+    assert explicit.input_schema["properties"]["city"]["description"] == "The city's name."

@@ -4,19 +4,24 @@ A parameter annotated with :class:`~mcpbind.session.RequestContext` receives the
 is not an argument. The other parameters become a msgspec struct, so arguments are validated
 (and described by a JSON Schema) in one place. Sync functions run in a worker thread, so they
 never block the event loop.
+
+Each parameter's description comes from ``Annotated[..., msgspec.Meta(description=...)]``, else
+from the docstring (Google, NumPy or Sphinx style, see :mod:`mcpbind.docstrings`); the
+function's description is its docstring without the parameter section.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, get_type_hints
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 import anyio.to_thread
 import msgspec
 
+from mcpbind.docstrings import parse_docstring
 from mcpbind.session import RequestContext
 
 __all__ = ["UserFunction"]
@@ -30,13 +35,19 @@ class UserFunction:
     required: tuple[str, ...]
     context_param: str | None
     hints: dict[str, Any]
+    description: str | None = None
+    """The docstring without its parameter section; ``None`` when there is nothing."""
+    descriptions: dict[str, str] = field(default_factory=dict)
+    """Each described parameter's description (the ``msgspec.Meta`` one, else the docstring's)."""
 
     @classmethod
     def inspect(cls, fn: Callable[..., Any], struct_name: str, *, default_type: Any = Any) -> UserFunction:
         """``TypeError`` for ``*args`` / ``**kwargs``, which no schema can describe."""
         hints = get_type_hints(fn, include_extras=True)
+        doc = parse_docstring(inspect.getdoc(fn))
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         required: list[str] = []
+        descriptions: dict[str, str] = {}
         context_param: str | None = None
         for param in inspect.signature(fn).parameters.values():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -44,13 +55,22 @@ class UserFunction:
             annotation = hints.get(param.name, default_type)
             if annotation is RequestContext:
                 context_param = param.name
-            elif param.default is inspect.Parameter.empty:
+                continue
+            described = _meta_description(annotation)
+            if described is None and param.name in doc.parameters:
+                described = doc.parameters[param.name]
+                annotation = Annotated[annotation, msgspec.Meta(description=described)]
+            if described is not None:
+                descriptions[param.name] = described
+            if param.default is inspect.Parameter.empty:
                 fields.append((param.name, annotation))
                 required.append(param.name)
             else:
                 fields.append((param.name, annotation, param.default))
         arguments = msgspec.defstruct(struct_name, fields, kw_only=True)
-        return cls(fn, arguments, tuple(required), context_param, hints)
+        return cls(
+            fn, arguments, tuple(required), context_param, hints, doc.description or None, descriptions
+        )
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -67,3 +87,13 @@ class UserFunction:
         if inspect.iscoroutinefunction(self.fn):
             return await self.fn(**kwargs)
         return await anyio.to_thread.run_sync(partial(self.fn, **kwargs))
+
+
+def _meta_description(annotation: Any) -> str | None:
+    """The description an ``Annotated[..., msgspec.Meta(description=...)]`` gives, if any."""
+    if get_origin(annotation) is not Annotated:
+        return None
+    for extra in reversed(get_args(annotation)[1:]):
+        if isinstance(extra, msgspec.Meta) and extra.description is not None:
+            return extra.description
+    return None

@@ -20,7 +20,6 @@ user messages); a ``GetPromptResult`` is sent as it is. :func:`user_message` and
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,15 +56,20 @@ class FunctionPrompt:
         # Prompt arguments travel as strings: unannotated parameters are strings.
         self._function = UserFunction.inspect(self.fn, f"{self.name}Arguments", default_type=str)
         if self.description is None:
-            self.description = inspect.getdoc(self.fn)
+            self.description = self._function.description
 
     def definition(self) -> types.Prompt:
+        descriptions = self._function.descriptions
         return types.Prompt(
             name=self.name,
             title=self.title if self.title is not None else types.UNSET,
             description=self.description if self.description is not None else types.UNSET,
             arguments=[
-                types.PromptArgument(name=name, required=name in self._function.required)
+                types.PromptArgument(
+                    name=name,
+                    description=descriptions.get(name, types.UNSET),
+                    required=name in self._function.required,
+                )
                 for name in self._function.parameter_names
             ],
             meta=self.meta if self.meta is not None else types.UNSET,

@@ -17,7 +17,6 @@ parameter annotated with ``RequestContext`` receives the context.
 from __future__ import annotations
 
 import base64
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +53,7 @@ class _Backed:
     def __post_init__(self) -> None:
         self._function = UserFunction.inspect(self.fn, f"{self.name}Variables")
         if self.description is None:
-            self.description = inspect.getdoc(self.fn)
+            self.description = self._function.description
 
     async def _run(self, uri: str, kwargs: dict[str, Any], ctx: RequestContext) -> list[Any]:
         return _contents(uri, await self._function.call(kwargs, ctx), self.mime_type)

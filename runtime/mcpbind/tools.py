@@ -124,7 +124,7 @@ class FunctionTool:
                 schema = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
             self.output_schema = schema
         if self.description is None:
-            self.description = inspect.getdoc(self.fn)
+            self.description = self._function.description
 
     def definition(self) -> types.Tool:
         return types.Tool(
