@@ -14,7 +14,6 @@ memory (``tests/test_conformance_examples.py``) as well as over HTTP.
 from __future__ import annotations
 
 import argparse
-import base64
 import io
 import struct
 import wave
@@ -26,6 +25,7 @@ import msgspec
 
 from mcpbind.elicitation import elicit_form
 from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.media import Audio, Image
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
@@ -66,8 +66,7 @@ def _wav_silence(milliseconds: int = 50, rate: int = 8000) -> bytes:
 
 
 PNG = _png_one_pixel(255, 0, 0)
-PNG_BASE64 = base64.b64encode(PNG).decode("ascii")
-WAV_BASE64 = base64.b64encode(_wav_silence()).decode("ascii")
+WAV = _wav_silence()
 
 # -- fixed texts the scenarios look for -------------------------------------------------------
 
@@ -198,14 +197,14 @@ def build_server() -> Server:
         return SIMPLE_TEXT
 
     @server.tool()
-    def test_image_content() -> types.ImageContent:
+    def test_image_content() -> Image:
         """Answers with a one-pixel red PNG."""
-        return types.ImageContent(data=PNG_BASE64, mime_type="image/png")
+        return Image(PNG)  # image/png, from the bytes
 
     @server.tool()
-    def test_audio_content() -> types.AudioContent:
+    def test_audio_content() -> Audio:
         """Answers with a short silent WAV."""
-        return types.AudioContent(data=WAV_BASE64, mime_type="audio/wav")
+        return Audio(WAV)  # audio/wav, from the bytes
 
     @server.tool()
     def test_embedded_resource() -> types.EmbeddedResource:
@@ -217,21 +216,19 @@ def build_server() -> Server:
         )
 
     @server.tool()
-    def test_multiple_content_types() -> types.CallToolResult:
+    def test_multiple_content_types() -> list[str | Image | types.EmbeddedResource]:
         """Answers with text, an image and an embedded JSON resource in one result."""
-        return types.CallToolResult(
-            content=[
-                types.TextContent(text="Multiple content types test:"),
-                types.ImageContent(data=PNG_BASE64, mime_type="image/png"),
-                types.EmbeddedResource(
-                    resource=types.TextResourceContents(
-                        uri="test://mixed-content-resource",
-                        mime_type="application/json",
-                        text=_json({"test": "data", "value": 123}),
-                    )
-                ),
-            ]
-        )
+        return [
+            "Multiple content types test:",
+            Image(PNG),
+            types.EmbeddedResource(
+                resource=types.TextResourceContents(
+                    uri="test://mixed-content-resource",
+                    mime_type="application/json",
+                    text=_json({"test": "data", "value": 123}),
+                )
+            ),
+        ]
 
     @server.tool()
     def test_error_handling() -> str:
@@ -382,7 +379,7 @@ def build_server() -> Server:
     @server.prompt()
     def test_prompt_with_image() -> list[Any]:
         """A prompt holding an image."""
-        return [types.ImageContent(data=PNG_BASE64, mime_type="image/png"), "Please analyze the image above."]
+        return [Image(PNG), "Please analyze the image above."]
 
     # completion
 
