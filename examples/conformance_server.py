@@ -25,6 +25,7 @@ import msgspec
 
 from mcpbind.elicitation import elicit_form
 from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.http.server import close_sse_stream, serve_http
 from mcpbind.media import Audio, Image
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
@@ -328,8 +329,8 @@ def build_server() -> Server:
     async def test_reconnection(ctx: RequestContext) -> str:
         """Closes its own SSE stream mid-call (over Streamable HTTP), then answers; the client
         gets the answer by reconnecting with Last-Event-ID (SEP-1699)."""
-        await _close_request_stream(ctx)
-        await anyio.sleep(0.2)
+        await close_sse_stream(ctx)  # over other transports: does nothing
+        await anyio.sleep(0.1)
         return "Reconnection test completed successfully"
 
     # resources
@@ -403,14 +404,6 @@ def _require_elicitation(ctx: RequestContext) -> None:
         raise RuntimeError("This tool needs a client with the elicitation capability")
 
 
-async def _close_request_stream(ctx: RequestContext) -> None:
-    """Over Streamable HTTP, end the SSE stream of the POST that carried this request (the
-    client resumes with GET); over other transports there is no such stream: nothing to do."""
-    close = getattr(ctx.session.transport, "close_request_stream", None)
-    if close is not None and ctx.request_id is not None:
-        await close(ctx.request_id)
-
-
 # -- running it -------------------------------------------------------------------------------
 
 
@@ -420,9 +413,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     options = parser.parse_args(argv)
-
-    from mcpbind.http.server import serve_http
-
     anyio.run(
         lambda: serve_http(build_server(), options.host, options.port, backend=options.backend),
         backend=options.backend,
