@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import nox
 
@@ -83,3 +84,177 @@ def demo(session: nox.Session) -> None:
     """Start examples/everything.py and use each of its features from a client, printing it all."""
     session.install(".", "trio>=0.26")
     session.run("python", "examples/demo.py", *session.posargs)
+
+
+# The official MCP conformance suite (npm), installed by ../shared/conformance/setup.sh; the client
+# scenarios examples/conformance_client.py plays (the auth/* ones are not supported yet).
+CONFORMANCE_CLIENT_SCENARIOS = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+]
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The official conformance suite against examples/conformance_server.py (every server scenario)
+    and examples/conformance_client.py (its client scenarios); any FAILURE or WARNING fails."""
+    import shutil
+
+    setup = os.path.join("..", "shared", "conformance", "setup.sh")
+    if not os.path.isfile(setup):
+        session.error(
+            f"{setup} is missing: the conformance suite is installed by the shared folder beside the "
+            "repository (../shared/conformance), which this checkout does not have"
+        )
+    exports = session.run("bash", setup, ".conformance", external=True, silent=True) or ""
+    tools = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in exports.splitlines()
+        if line.startswith("export ")
+    )
+    node, suite, loopback = tools["N22"], tools["CONF"], tools["LOOP"]
+    # sniffio: serve_http imports it, yet neither anyio nor the http extra installs it (to fix there).
+    session.install(".[http]", "sniffio")
+    python = os.path.join(session.bin, "python")
+    results = os.path.join(session.create_tmp(), "conformance-results")
+    shutil.rmtree(results, ignore_errors=True)
+    expected = _conformance_scenarios(session, node, suite)
+
+    port = _free_loopback_port()
+    server_log = os.path.join(session.create_tmp(), "conformance-server.log")
+    with open(server_log, "wb") as log:
+        server = subprocess.Popen(
+            [python, "examples/conformance_server.py", "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            _wait_until_answering(session, server, port, server_log)
+            session.run(
+                node,
+                suite,
+                "server",
+                "--url",
+                f"http://127.0.0.1:{port}/mcp",
+                "--suite",
+                "all",
+                "-o",
+                os.path.join(results, "server"),
+                external=True,
+                success_codes=[0, 1],  # judged below from the results, warnings included
+            )
+        finally:
+            _stop_process(server)
+    server_bad = _conformance_report(session, os.path.join(results, "server"), expected)
+
+    client_bad: list[str] = []
+    for scenario in CONFORMANCE_CLIENT_SCENARIOS:
+        code = session.run(
+            node,
+            "--require",
+            loopback,
+            suite,
+            "client",
+            "--command",
+            f"{python} examples/conformance_client.py",
+            "--scenario",
+            scenario,
+            "--timeout",
+            "60000",
+            "-o",
+            os.path.join(results, "client"),
+            external=True,
+            success_codes=[0, 1],
+        )
+        if code is not True:
+            client_bad.append(scenario)
+    client_bad += _conformance_report(
+        session, os.path.join(results, "client"), set(CONFORMANCE_CLIENT_SCENARIOS)
+    )
+    if server_bad or client_bad:
+        session.error(
+            "conformance: not clean: "
+            + ", ".join(sorted(set(server_bad)) + sorted(f"client {s}" for s in set(client_bad)))
+            + f" (results in {results}; server log in {server_log})"
+        )
+
+
+def _conformance_scenarios(session: nox.Session, node: str, suite: str) -> set[str]:
+    listing = session.run(node, suite, "list", "--server", external=True, silent=True) or ""
+    return {
+        line.strip().removeprefix("- ").split(" ", 1)[0]
+        for line in listing.splitlines()
+        if line.strip().startswith("- ")
+    }
+
+
+def _conformance_report(session: nox.Session, folder: str, expected: set[str]) -> list[str]:
+    """Print one line per scenario (the latest run of each) and return those not clean: a FAILURE
+    or WARNING check, or an expected scenario that left no results."""
+    import json
+    import re
+    from pathlib import Path
+
+    latest: dict[str, Path] = {}
+    for checks in sorted(Path(folder).rglob("checks.json")):  # timestamps sort: the last run wins
+        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", checks.parent.name).removeprefix("server-")
+        latest[name] = checks
+    bad: list[str] = []
+    for name in sorted(expected | set(latest)):
+        if name not in latest:
+            session.log(f"MISSING  {name}: no results")
+            bad.append(name)
+            continue
+        checks = json.loads(latest[name].read_text())
+        problems = [c for c in checks if c.get("status") in ("FAILURE", "WARNING")]
+        passed = sum(1 for c in checks if c.get("status") == "SUCCESS")
+        session.log(f"{'FAIL' if problems else 'PASS'}  {name}: {passed} checks passed, {len(problems)} not")
+        for check in problems:
+            session.log(f"      {check.get('status')} {check.get('id')}: {check.get('errorMessage', '')}")
+        if problems:
+            bad.append(name)
+    return bad
+
+
+def _free_loopback_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_until_answering(
+    session: nox.Session, process: subprocess.Popen[bytes], port: int, log_path: str
+) -> None:
+    """Until the server answers HTTP on 127.0.0.1:port (any status will do), at most 30 s."""
+    import http.client
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            with open(log_path, encoding="utf-8", errors="replace") as log:
+                session.error(f"the conformance server exited with {process.returncode}:\n{log.read()}")
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            connection.request("GET", "/mcp")
+            connection.getresponse().read()
+            return
+        except OSError:
+            time.sleep(0.2)
+        finally:
+            connection.close()
+    session.error(f"the conformance server did not answer on port {port} within 30 s (log: {log_path})")
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
