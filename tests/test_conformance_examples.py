@@ -36,12 +36,16 @@ from examples.conformance_server import (
 from mcpbind.client import Client, ClientSession
 from mcpbind.elicitation import requested_schema
 from mcpbind.errors import McpError
+from mcpbind.http.client import open_streamable_http
+from mcpbind.http.server import StreamableHTTPApp
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
 from tests.harness import connected
+from tests.http_harness import serve_asgi
 
 pytestmark = pytest.mark.anyio
+methods = types.methods
 
 TOOLS = {
     "test_simple_text",
@@ -349,6 +353,20 @@ async def test_elicitation_sep1330_sends_all_five_enum_shapes() -> None:
 async def test_reconnection_tool_answers_where_there_is_no_stream_to_close() -> None:
     async with connected(build_server()) as session:
         result = await session.call_tool("test_reconnection", {})
+    assert _texts(result) == ["Reconnection test completed successfully (no stream to close)"]
+
+
+async def test_reconnection_over_http_closes_the_stream_and_the_client_resumes() -> None:
+    # The server-sse-polling scenario end to end, with mcpbind on both sides: the tool ends its
+    # POST's SSE connection, and the client gets the answer by GET with Last-Event-ID.
+    app = StreamableHTTPApp(build_server(), retry_ms=50)
+    async with (
+        serve_asgi(app) as base_url,
+        open_streamable_http(f"{base_url}/mcp", reconnect_delay=5.0) as transport,
+        Client("tester", "0.1").connect(transport) as session,
+    ):
+        with anyio.fail_after(10):
+            result = await session.call_tool("test_reconnection", {})
     assert _texts(result) == ["Reconnection test completed successfully"]
 
 
@@ -398,12 +416,27 @@ async def test_read_through_the_template() -> None:
 
 
 async def test_subscribe_and_unsubscribe() -> None:
+    updated: list[str] = []
+    second = anyio.Event()
+
+    async def on_updated(params: types.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
+        updated.append(params.uri)
+        if len(updated) == 2:
+            second.set()
+
     server = build_server()
-    async with connected(server) as session:
+    client = Client("tester", "0.1", notification_handlers={methods.RESOURCES_UPDATED.method: on_updated})
+    async with connected(server, client) as session:
         await session.subscribe_resource("test://watched-resource")
-        assert [uris for uris in server._subscriptions.values()] == [{"test://watched-resource"}]
+        await server.resource_updated("test://watched-resource")  # sent: subscribed
         await session.unsubscribe_resource("test://watched-resource")
-        assert [uris for uris in server._subscriptions.values()] == [set()]
+        await server.resource_updated("test://watched-resource")  # not sent any more
+        await session.subscribe_resource("test://static-text")
+        await server.resource_updated("test://static-text")
+        with anyio.fail_after(5):
+            await second.wait()
+    # Notifications are handled in the order sent: a second watched-resource update would come before.
+    assert updated == ["test://watched-resource", "test://static-text"]
 
 
 async def test_unknown_resource_is_not_found() -> None:
