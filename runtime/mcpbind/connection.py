@@ -387,6 +387,18 @@ class Connection:
     def notification(self, spec: NotificationSpec[Any], params: Any = UNSET) -> bytes:
         return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
 
+    def assume_ready(self, protocol_version: str) -> None:
+        """Skip the handshake: this new server side is ready at ``protocol_version``, as if it
+        had been negotiated (stateless HTTP, where each request comes on a connection of its
+        own). Raises ``ValueError`` for a version this side does not support."""
+        if self.role != "server" or self.phase is not Phase.NEW:
+            raise ValueError("only a new server connection can skip the handshake")
+        if protocol_version not in self.versions:
+            raise ValueError(f"unsupported protocol version {protocol_version!r}")
+        self.protocol_version = protocol_version
+        self._codec = Codec(methods, self.role, batching=load(protocol_version).methods.BATCHING)
+        self.phase = Phase.READY
+
     # -- client handshake -----------------------------------------------------------------
 
     def initialized(self, result: types.InitializeResult) -> bytes:

@@ -1,0 +1,1234 @@
+"""The Streamable HTTP server (MCP 2025-03-26 and later) as a raw ASGI 3 application.
+
+::
+
+    app = StreamableHTTPApp(server)          # mount it in any ASGI server, at /mcp
+    await serve_http(server, port=8000)      # or run it on uvicorn (asyncio) / hypercorn (trio)
+
+Each MCP session is ``server.run(transport)`` over a transport of this module, running in a
+task group that the app opens at ASGI ``lifespan`` startup (or in ``async with app.run():``
+for hosts without lifespan), so sessions outlive the HTTP requests that carry their messages.
+
+How messages travel, and the choices made where the specification leaves them open:
+
+* ``POST``: one JSON-RPC message per body; batches (JSON arrays) are refused with 400 and
+  -32600. A request is answered by an SSE stream carrying the messages its handler sends
+  (progress, logs, sampling...) then the response, or with ``json_response=True`` by the
+  response alone as ``application/json``; in that mode the other messages tied to a request go
+  where unrelated messages go. A notification or response gets 202.
+* ``Accept`` must list both ``application/json`` and ``text/event-stream`` (only the first in
+  JSON-response mode; only the second for GET); wildcards (``*/*``, ``application/*``,
+  ``text/*``) count, a missing header does not (406).
+* Messages unrelated to a request (``list_changed`` and the like) go to one open GET stream
+  (each message to exactly one). With none open they wait in a bounded backlog (``backlog``
+  messages, the oldest dropped with a debug log when full) that the next GET receives first.
+* Every SSE event has an id, given by the :class:`~mcpbind.http.events.EventStore` (a bounded
+  :class:`~mcpbind.http.events.MemoryEventStore` by default). A ``GET`` with ``Last-Event-ID``
+  replays what followed on that stream and then goes on with it: a POST stream up to its
+  response, a GET stream as a GET stream.
+* Sessions that negotiated 2025-11-25 or later (whatever their ``MCP-Protocol-Version`` header
+  says) get a priming event (an id and empty data, with ``retry:``) first on each stream, and a
+  handler may end its POST's connection early with :func:`close_sse_stream`: the client comes
+  back with ``GET`` + ``Last-Event-ID`` and gets the rest, response included.
+* A client that disconnects from a POST stream does not cancel its request when the stream can
+  be resumed (an event store is configured): the handler goes on and its events are kept.
+  Otherwise (JSON-response mode, stateless mode, no event store) the handler is cancelled.
+* Sessions: ids from :func:`secrets.token_urlsafe`. Past ``max_sessions`` an ``initialize``
+  gets 503 (existing sessions are never evicted to make room). A session with no HTTP request
+  in progress for ``session_idle_timeout`` seconds ends; so does one whose client sends DELETE
+  (204). Ended sessions answer 404.
+* ``stateless=True``: no sessions; each POST runs on a fresh connection, initialized at the
+  version of its ``MCP-Protocol-Version`` header (2025-03-26 when absent), and ends with it.
+  GET and DELETE get 405. No lifespan is needed in this mode.
+* DNS-rebinding protection: ``Host`` must match ``allowed_hosts`` and, when present,
+  ``Origin`` must match ``allowed_origins`` (both default to localhost, any port); 403
+  otherwise. Pass ``None`` to turn a check off (e.g. behind a reverse proxy that checks).
+* A slow reader: at most ``max_buffered_events`` events wait per stream, then the sender waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final, Literal
+
+import anyio
+import anyio.abc
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream
+from msgspec import UNSET, UnsetType
+
+from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from mcpbind.http.events import EventStore, MemoryEventStore
+from mcpbind.http.sse import (
+    CLOSE,
+    FINAL,
+    MESSAGE,
+    PING,
+    SseItem,
+    SseStream,
+    encode_event,
+    encode_priming,
+    encode_retry,
+)
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.server import Server
+from mcpbind.session import RequestContext
+from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
+from mcpbind.wire import Codec, RequestId
+
+__all__ = [
+    "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_ALLOWED_ORIGINS",
+    "HttpSessionTransport",
+    "StreamableHTTPApp",
+    "close_sse_stream",
+    "serve_http",
+]
+
+log = logging.getLogger("mcpbind.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+DEFAULT_ALLOWED_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+DEFAULT_ALLOWED_ORIGINS: Final = tuple(
+    f"{scheme}://{host}:*" for scheme in ("http", "https") for host in ("127.0.0.1", "localhost", "[::1]")
+)
+# What a request without MCP-Protocol-Version is taken to speak (the specification's rule).
+ASSUMED_VERSION: Final = "2025-03-26"
+# From this version on, streams start with a priming event and may be closed early (polling).
+POLLING_VERSION: Final = "2025-11-25"
+# A JSON-RPC code of the implementation-defined range, as other SDKs answer an unknown session.
+SESSION_NOT_FOUND: Final = -32001
+SERVER_BUSY: Final = -32000
+
+
+class _Envelope(msgspec.Struct):
+    """What routing needs from a message; the session decodes it fully."""
+
+    id: RequestId | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+
+
+class _InitializeAnswer(msgspec.Struct):
+    result: _NegotiatedResult | UnsetType = UNSET
+
+
+class _NegotiatedResult(msgspec.Struct, rename="camel"):
+    protocol_version: str
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+_INITIALIZE_ANSWER = msgspec.json.Decoder(_InitializeAnswer)
+
+_JSON: Final = (b"content-type", b"application/json")
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+_EMPTY: Final[Headers] = []
+
+
+class _Problem(Exception):
+    """An HTTP error answer: status, JSON-RPC code and message, and the request id if known."""
+
+    def __init__(self, status: int, code: int, message: str, ident: RequestId | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.ident = ident
+
+
+# -- the per-session transport ------------------------------------------------------------
+
+
+class _JsonWaiter:
+    """The POST of one request in JSON-response mode, waiting for its response."""
+
+    __slots__ = ("data", "ended", "scope")
+
+    def __init__(self) -> None:
+        self.data: bytes | None = None
+        self.ended = False
+        self.scope: anyio.CancelScope | None = None
+
+    def wake(self) -> None:
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+class HttpSessionTransport:
+    """The :class:`~mcpbind.transport.Transport` of one Streamable HTTP session.
+
+    Messages from the client arrive through :meth:`deliver` (one per POST). What the session
+    sends is routed by the request it relates to: to that request's SSE stream or waiting POST,
+    else to a GET stream or the backlog (see the module's docstring). Handlers reach it as
+    ``ctx.session.transport``; :func:`close_sse_stream` is the public way to use it from there.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        event_store: EventStore | None,
+        max_buffered_events: int = 256,
+        backlog: int = 256,
+        max_queued_messages: int = 256,
+        retry_ms: int | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.event_store = event_store
+        self.max_buffered_events = max_buffered_events
+        self.retry_ms = retry_ms
+        self.protocol_version: str | None = None
+        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](max_queued_messages)
+        self._routes: dict[RequestId, SseStream | _JsonWaiter] = {}
+        # Unfinished POST streams by id (for resumption) and the GET streams taking messages.
+        self._streams: dict[str, SseStream] = {}
+        self._listeners: list[SseStream] = []
+        self._backlog: deque[bytes] = deque()
+        self._backlog_size = backlog
+        self._next_stream = 0
+        self._next_event = 0
+        self._closed = False
+
+    # -- Transport ----------------------------------------------------------------------
+
+    async def receive(self) -> bytes:
+        return await self._inbound.receive()
+
+    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if related is not None:
+            route = self._routes.get(related)
+            if route is None:
+                log.debug("dropping a message for request %r, whose client is gone", related)
+                return
+            if isinstance(route, SseStream):
+                if final:
+                    del self._routes[related]
+                await self._emit(route, message, FINAL if final else MESSAGE)
+                return
+            if final:
+                del self._routes[related]
+                route.data = message
+                route.wake()
+                return
+            # JSON-response mode: only the response goes on the POST; the rest as unrelated.
+        await self._unrelated(message)
+
+    async def aclose(self) -> None:
+        """End the session's traffic: the session's reader, every stream, every waiting POST."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inbound_send.close()
+        self._inbound.close()
+        for route in self._routes.values():
+            if isinstance(route, _JsonWaiter):
+                route.ended = True
+                route.wake()
+        self._routes.clear()
+        for stream in [*self._streams.values(), *self._listeners]:
+            stream.detach()
+        self._streams.clear()
+        self._listeners.clear()
+        self._backlog.clear()
+
+    # -- from the HTTP side ---------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def end(self) -> None:
+        """The client is gone (DELETE, expiry, shutdown): the session reads the end of input."""
+        self._inbound_send.close()
+
+    async def deliver(self, message: bytes) -> None:
+        """A message from the client, for the session to read."""
+        try:
+            await self._inbound_send.send(message)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
+
+    async def cancel_request(self, ident: RequestId, reason: str) -> None:
+        """Cancel a request whose client went away, as its ``notifications/cancelled`` would."""
+        self._routes.pop(ident, None)
+        params = types.CancelledNotificationParams(request_id=ident, reason=reason)
+        note = Codec.encode_notification(types.methods.CANCELLED.method, params)
+        try:
+            self._inbound_send.send_nowait(note)
+        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            log.debug("could not cancel request %r: the session is busy or gone", ident)
+
+    def in_flight(self, ident: RequestId) -> bool:
+        return ident in self._routes
+
+    def wait_json(self, ident: RequestId) -> _JsonWaiter:
+        waiter = self._routes[ident] = _JsonWaiter()
+        return waiter
+
+    def open_stream(self, ident: RequestId) -> SseStream:
+        """The SSE stream answering request ``ident``."""
+        self._next_stream += 1
+        stream = SseStream(f"p{self._next_stream}", ident, self.max_buffered_events)
+        self._routes[ident] = stream
+        self._streams[stream.id] = stream
+        return stream
+
+    def open_listener(self, stream_id: str | None = None) -> SseStream:
+        """A GET stream (not yet taking messages: see :meth:`listen`)."""
+        if stream_id is None:
+            self._next_stream += 1
+            stream_id = f"g{self._next_stream}"
+        return SseStream(stream_id, None, self.max_buffered_events)
+
+    async def listen(self, stream: SseStream) -> None:
+        """Give the GET stream the backlog, then the unrelated messages from now on."""
+        while self._backlog and stream.attached:
+            await self._emit(stream, self._backlog.popleft(), MESSAGE)
+        if stream.attached and not self._closed:
+            self._listeners.append(stream)
+
+    def stop_listening(self, stream: SseStream) -> None:
+        stream.detach()
+        if stream in self._listeners:
+            self._listeners.remove(stream)
+
+    def stream(self, stream_id: str) -> SseStream | None:
+        """An unfinished POST stream, by id."""
+        return self._streams.get(stream_id)
+
+    async def finished(self, stream: SseStream) -> None:
+        """The stream's response reached the client: nothing of it needs keeping."""
+        self._streams.pop(stream.id, None)
+        if self.event_store is not None:
+            await self.event_store.forget_stream(self.session_id, stream.id)
+
+    def forget(self, stream: SseStream) -> None:
+        """A POST stream that cannot be resumed lost its connection."""
+        stream.detach()
+        self._streams.pop(stream.id, None)
+
+    async def prime(self, stream: SseStream) -> bytes:
+        """The priming event of a stream (stored, so that its id is a cursor)."""
+        return encode_priming(await self._event_id(stream, b""), self.retry_ms)
+
+    async def close_stream(self, ident: RequestId, retry_ms: int | None = None) -> bool:
+        """End the connection of request ``ident``'s SSE stream now; the stream goes on and the
+        client resumes it with ``GET`` + ``Last-Event-ID`` (after ``retry_ms``). False when
+        that is not possible: no such stream, no event store, or a session older than
+        2025-11-25."""
+        stream = self._routes.get(ident)
+        if (
+            not isinstance(stream, SseStream)
+            or self.event_store is None
+            or self.protocol_version is None
+            or self.protocol_version < POLLING_VERSION
+        ):
+            return False
+        retry = retry_ms if retry_ms is not None else self.retry_ms
+        if stream.attached:
+            item: SseItem = ("", encode_retry(retry) if retry is not None else b"", CLOSE)
+            await stream.put(item)
+            stream.detach()
+        return True
+
+    # -- routing ------------------------------------------------------------------------
+
+    async def _event_id(self, stream: SseStream, data: bytes) -> str:
+        if self.event_store is not None:
+            return await self.event_store.append(self.session_id, stream.id, data)
+        self._next_event += 1
+        return f"{stream.id}_{self._next_event}"
+
+    async def _emit(self, stream: SseStream, message: bytes, kind: int) -> None:
+        event_id = await self._event_id(stream, message)
+        if kind == FINAL:
+            stream.finished = True
+            stream.response = message
+        await stream.put((event_id, encode_event(event_id, message), kind))
+
+    async def _unrelated(self, message: bytes) -> None:
+        listeners = self._listeners
+        if listeners:
+            for stream in listeners:
+                if stream.has_room():
+                    await self._emit(stream, message, MESSAGE)
+                    return
+            await self._emit(listeners[0], message, MESSAGE)
+            return
+        if self._backlog_size <= 0:
+            log.debug("no GET stream: dropping a %d-byte message", len(message))
+            return
+        if len(self._backlog) >= self._backlog_size:
+            self._backlog.popleft()
+            log.debug("backlog full (%d messages): dropped the oldest", self._backlog_size)
+        self._backlog.append(message)
+
+
+def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> Awaitable[bool]:
+    """From a request handler: end the HTTP connection carrying this request's SSE stream now,
+    without ending the stream. The handler goes on; what it sends next (its result included) is
+    kept, and the client gets it by reconnecting with ``GET`` and ``Last-Event-ID`` after
+    ``retry_ms`` milliseconds (the app's ``retry_ms`` by default). Resolves to False, doing
+    nothing, where that is not possible (another transport, JSON-response or stateless mode, no
+    event store, a session older than 2025-11-25)."""
+    transport = ctx.session.transport
+    if not isinstance(transport, HttpSessionTransport) or ctx.request_id is None:
+        return _false()
+    return transport.close_stream(ctx.request_id, retry_ms)
+
+
+async def _false() -> bool:
+    return False
+
+
+# -- the application -----------------------------------------------------------------------
+
+
+class _SessionState:
+    __slots__ = ("active", "done", "header", "id", "last_seen", "transport")
+
+    def __init__(self, session_id: str, transport: HttpSessionTransport) -> None:
+        self.id = session_id
+        self.transport = transport
+        self.header: Headers = [(b"mcp-session-id", session_id.encode())]
+        self.active = 0
+        self.last_seen = anyio.current_time()
+        self.done = anyio.Event()
+
+
+class _Request:
+    """What the app reads from one HTTP request's headers."""
+
+    __slots__ = (
+        "accept",
+        "content_length",
+        "content_type",
+        "host",
+        "last_event_id",
+        "origin",
+        "session_id",
+        "version",
+    )
+
+    def __init__(self, headers: Iterable[tuple[bytes, bytes]]) -> None:
+        self.accept: bytes | None = None
+        self.content_type: bytes | None = None
+        self.content_length: bytes | None = None
+        self.host: bytes | None = None
+        self.origin: bytes | None = None
+        self.session_id: bytes | None = None
+        self.version: bytes | None = None
+        self.last_event_id: bytes | None = None
+        for name, value in headers:
+            if name == b"accept":
+                self.accept = value if self.accept is None else self.accept + b"," + value
+            elif name == b"content-type":
+                self.content_type = value
+            elif name == b"content-length":
+                self.content_length = value
+            elif name == b"host":
+                self.host = value
+            elif name == b"origin":
+                self.origin = value
+            elif name == b"mcp-session-id":
+                self.session_id = value
+            elif name == b"mcp-protocol-version":
+                self.version = value
+            elif name == b"last-event-id":
+                self.last_event_id = value
+
+
+def _matches(value: str, patterns: Sequence[str]) -> bool:
+    """``value`` (a host or an origin) against patterns where a trailing ``:*`` is any port."""
+    value = value.lower()
+    for pattern in patterns:
+        if pattern.endswith(":*"):
+            base = pattern[:-2]
+            if value == base or (value.startswith(base + ":") and value[len(base) + 1 :].isdigit()):
+                return True
+        elif value == pattern:
+            return True
+    return False
+
+
+class StreamableHTTPApp:
+    """The Streamable HTTP transport of ``server`` as an ASGI 3 application; see the module's
+    docstring for the behaviour and :func:`serve_http` to run it.
+
+    Options:
+
+    * ``path``: the MCP endpoint (other paths get 404).
+    * ``json_response``: answer requests with ``application/json`` instead of SSE.
+    * ``stateless``: no sessions (see the module's docstring).
+    * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not).
+    * ``event_store``: where SSE events are kept for resumption (``None``: not resumable, and no
+      priming events); a :class:`~mcpbind.http.events.MemoryEventStore` by default.
+    * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
+    * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
+    * ``max_body_size``: the largest POST body, in bytes (413 past it).
+    * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
+    * ``max_buffered_events`` per stream, ``backlog`` of unrelated messages without a GET stream,
+      ``max_queued_messages`` from the client waiting for the session to read them.
+    * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
+    * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
+      responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        json_response: bool = False,
+        stateless: bool = False,
+        get_stream: bool = True,
+        event_store: EventStore | Literal["memory"] | None = "memory",
+        retry_ms: int | None = 1000,
+        keepalive_interval: float | None = 15.0,
+        max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_sessions: int = 10_000,
+        session_idle_timeout: float | None = 1800.0,
+        max_buffered_events: int = 256,
+        backlog: int = 256,
+        max_queued_messages: int = 256,
+        allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
+        allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
+        cors_origins: Sequence[str] | None = None,
+    ) -> None:
+        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_queued_messages < 1:
+            raise ValueError("limits must be positive")
+        self.server = server
+        self.path = path
+        self.json_response = json_response
+        self.stateless = stateless
+        self.get_stream = get_stream and not stateless
+        self.event_store: EventStore | None = (
+            (MemoryEventStore() if event_store == "memory" else event_store) if not stateless else None
+        )
+        self.retry_ms = retry_ms
+        self.keepalive_interval = keepalive_interval
+        self.max_body_size = max_body_size
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout
+        self.max_buffered_events = max_buffered_events
+        self.backlog = backlog
+        self.max_queued_messages = max_queued_messages
+        self.allowed_hosts = None if allowed_hosts is None else tuple(h.lower() for h in allowed_hosts)
+        self.cors_origins = None if cors_origins is None else tuple(o.lower() for o in cors_origins)
+        origins = None if allowed_origins is None else tuple(o.lower() for o in allowed_origins)
+        if origins is not None and self.cors_origins is not None:
+            origins = (*origins, *self.cors_origins) if "*" not in self.cors_origins else None
+        self.allowed_origins = origins
+        self.sessions: dict[str, _SessionState] = {}
+        self._versions = {v.encode(): v for v in server.versions}
+        self._task_group: anyio.abc.TaskGroup | None = None
+        methods = "POST" if stateless else ("GET, POST, DELETE" if self.get_stream else "POST, DELETE")
+        if self.cors_origins is not None:
+            methods += ", OPTIONS"
+        self._allow = [(b"allow", methods.encode())]
+        self._accept_cache: dict[bytes, tuple[bool, bool]] = {}
+        self._host_cache: dict[bytes, bool] = {}
+
+    # -- running ------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[StreamableHTTPApp]:
+        """Run the sessions' task group (what ASGI lifespan does); on exit every session ends."""
+        if self._task_group is not None:
+            raise RuntimeError("this app is already running")
+        async with anyio.create_task_group() as tg:
+            self._task_group = tg
+            if self.session_idle_timeout is not None and not self.stateless:
+                tg.start_soon(self._expire_idle, self.session_idle_timeout)
+            try:
+                yield self
+            finally:
+                self._task_group = None
+                for state in list(self.sessions.values()):
+                    state.transport.end()
+                self.sessions.clear()
+                tg.cancel_scope.cancel()
+
+    @property
+    def running(self) -> bool:
+        return self._task_group is not None
+
+    async def _expire_idle(self, timeout: float) -> None:
+        interval = min(max(timeout / 4, 0.01), 5.0)
+        while True:
+            await anyio.sleep(interval)
+            deadline = anyio.current_time() - timeout
+            for state in list(self.sessions.values()):
+                if state.active == 0 and state.last_seen < deadline:
+                    log.debug("session %s idle for %s s: ending it", state.id, timeout)
+                    self._end_session(state)
+
+    def _end_session(self, state: _SessionState) -> None:
+        if self.sessions.get(state.id) is state:
+            del self.sessions[state.id]
+        state.transport.end()
+
+    async def _run_session(self, state: _SessionState) -> None:
+        try:
+            await self.server.run(state.transport)
+        except Exception:
+            log.exception("session %s failed", state.id)
+        finally:
+            if self.sessions.get(state.id) is state:
+                del self.sessions[state.id]
+            await state.transport.aclose()
+            if self.event_store is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.event_store.forget_session(state.id)
+            state.done.set()
+
+    # -- ASGI ---------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            raise RuntimeError(f"StreamableHTTPApp does not handle {kind!r} connections")
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        started = False
+        try:
+            async with self.run():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+        except Exception as exc:
+            log.exception("lifespan failed")
+            if not started:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+    def _on_path(self, scope: Scope) -> bool:
+        path: str = scope["path"]
+        if path == self.path:
+            return True
+        root: str = scope.get("root_path", "")
+        return bool(root) and path.startswith(root) and path[len(root) :] == self.path
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = _Request(scope["headers"])
+        extra = self._cors_headers(request.origin)
+        try:
+            if not self._on_path(scope):
+                raise _Problem(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {self.path}")
+            self._check_origin(request)
+            method: str = scope["method"]
+            if method == "POST":
+                await self._post(request, receive, send, extra)
+            elif method == "GET" and self.get_stream:
+                await self._get(request, receive, send, extra)
+            elif method == "DELETE" and not self.stateless:
+                await self._delete(request, send, extra)
+            elif method == "OPTIONS" and self.cors_origins is not None:
+                await self._preflight(request, send)
+            else:
+                raise _Problem(405, INVALID_REQUEST, f"Method not allowed: {method}")
+        except _Problem as problem:
+            headers = [*extra, *self._allow] if problem.status == 405 else extra
+            await _answer_error(send, problem, headers)
+
+    # -- checks -------------------------------------------------------------------------
+
+    def _check_origin(self, request: _Request) -> None:
+        if self.allowed_hosts is not None:
+            host = request.host
+            allowed = self._host_cache.get(host) if host is not None else False
+            if allowed is None:
+                assert host is not None
+                allowed = _matches(host.decode("latin-1"), self.allowed_hosts)
+                if len(self._host_cache) < 256:
+                    self._host_cache[host] = allowed
+            if not allowed:
+                raise _Problem(403, INVALID_REQUEST, "Forbidden: Host not allowed")
+        origin = request.origin
+        if origin is not None and self.allowed_origins is not None:
+            if not _matches(origin.decode("latin-1"), self.allowed_origins):
+                raise _Problem(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+
+    def _accepts(self, accept: bytes | None) -> tuple[bool, bool]:
+        """Whether ``Accept`` allows JSON, and SSE."""
+        if accept is None:
+            return False, False
+        known = self._accept_cache.get(accept)
+        if known is not None:
+            return known
+        json_ok = sse_ok = False
+        for part in accept.split(b","):
+            media = part.split(b";", 1)[0].strip().lower()
+            if media in (b"*/*", b"application/json", b"application/*"):
+                json_ok = True
+            if media in (b"*/*", b"text/event-stream", b"text/*"):
+                sse_ok = True
+        if len(self._accept_cache) < 256:
+            self._accept_cache[accept] = (json_ok, sse_ok)
+        return json_ok, sse_ok
+
+    def _version(self, request: _Request) -> str:
+        raw = request.version
+        if raw is None:
+            return ASSUMED_VERSION if ASSUMED_VERSION in self.server.versions else self.server.versions[0]
+        version = self._versions.get(raw.strip())
+        if version is None:
+            supported = ", ".join(self.server.versions)
+            raise _Problem(
+                400,
+                INVALID_REQUEST,
+                f"Unsupported MCP-Protocol-Version {raw.decode('latin-1')!r} (supported: {supported})",
+            )
+        return version
+
+    def _session(self, request: _Request) -> _SessionState:
+        if request.session_id is None:
+            raise _Problem(400, INVALID_REQUEST, "Bad request: missing Mcp-Session-Id header")
+        state = self.sessions.get(request.session_id.decode("latin-1"))
+        if state is None:
+            raise _Problem(404, SESSION_NOT_FOUND, "Session not found")
+        return state
+
+    # -- POST ---------------------------------------------------------------------------
+
+    async def _post(self, request: _Request, receive: Receive, send: Send, extra: Headers) -> None:
+        content_type = request.content_type
+        if content_type != b"application/json" and (
+            content_type is None or content_type.split(b";", 1)[0].strip().lower() != b"application/json"
+        ):
+            raise _Problem(
+                415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
+            )
+        json_ok, sse_ok = self._accepts(request.accept)
+        if not json_ok or not (sse_ok or self.json_response):
+            wanted = "application/json" if self.json_response else "application/json and text/event-stream"
+            raise _Problem(406, INVALID_REQUEST, f"Not Acceptable: Accept must include {wanted}")
+        version = self._version(request)
+        body = await self._read_body(request, receive)
+        if body is None:
+            return  # the client went away
+        envelope = _decode_envelope(body)
+        method, ident = envelope.method, envelope.id
+        is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)
+        if is_request and ident is None:
+            raise _Problem(400, INVALID_REQUEST, "Invalid request: the id of a request must not be null")
+        if self.stateless:
+            await self._stateless(method, ident, body, version, receive, send, extra)
+            return
+        initialize = method == "initialize"
+        if initialize:
+            if request.session_id is not None:
+                raise _Problem(
+                    400,
+                    INVALID_REQUEST,
+                    "Bad request: initialize must not carry an Mcp-Session-Id",
+                    None if isinstance(ident, UnsetType) else ident,
+                )
+            state = self._new_session()
+        else:
+            state = self._session(request)
+        state.active += 1
+        try:
+            transport = state.transport
+            if not is_request:
+                await transport.deliver(body)
+                await send({"type": "http.response.start", "status": 202, "headers": [*state.header, *extra]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            assert ident is not None and not isinstance(ident, UnsetType)
+            if transport.in_flight(ident):
+                raise _Problem(400, INVALID_REQUEST, f"Request id {ident!r} is already in use", ident)
+            if self.json_response:
+                await self._answer_json(state, ident, body, receive, send, extra, initialize)
+            else:
+                await self._answer_sse(state, ident, body, receive, send, extra, initialize)
+        finally:
+            state.active -= 1
+            state.last_seen = anyio.current_time()
+
+    async def _read_body(self, request: _Request, receive: Receive) -> bytes | None:
+        """The body, ``None`` if the client went away; 413 past the limit, whether declared by
+        ``Content-Length`` or found while reading."""
+        limit = self.max_body_size
+        declared = request.content_length
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                raise _Problem(400, INVALID_REQUEST, "Bad request: invalid Content-Length") from None
+            if size > limit:
+                raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body: bytes = message.get("body", b"")
+        more: bool = message.get("more_body", False)
+        if not more and len(body) <= limit:
+            return body
+        parts = [body]
+        size = len(body)
+        while more and size <= limit:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            chunk: bytes = message.get("body", b"")
+            parts.append(chunk)
+            size += len(chunk)
+            more = message.get("more_body", False)
+        if size <= limit:
+            return b"".join(parts)
+        # Over the limit: read on, keeping nothing, so the client sees the 413 rather than a
+        # connection reset mid-upload; a client sending much more is cut off.
+        parts.clear()
+        budget = max(limit, 1 << 20)
+        while more and budget > 0:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            budget -= len(message.get("body", b""))
+            more = message.get("more_body", False)
+        raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+
+    def _new_session(self) -> _SessionState:
+        tg = self._task_group
+        if tg is None:
+            raise _Problem(
+                500,
+                INTERNAL_ERROR,
+                "The MCP app is not running: serve it with ASGI lifespan enabled, "
+                "or wrap the server in `async with app.run():`",
+            )
+        if len(self.sessions) >= self.max_sessions:
+            raise _Problem(
+                503, SERVER_BUSY, f"Too many sessions (limit {self.max_sessions}); try again later"
+            )
+        session_id = secrets.token_urlsafe(24)
+        transport = HttpSessionTransport(
+            session_id,
+            event_store=self.event_store,
+            max_buffered_events=self.max_buffered_events,
+            backlog=self.backlog,
+            max_queued_messages=self.max_queued_messages,
+            retry_ms=self.retry_ms,
+        )
+        state = _SessionState(session_id, transport)
+        self.sessions[session_id] = state
+        tg.start_soon(self._run_session, state, name=f"mcpbind HTTP session {session_id[:8]}")
+        return state
+
+    def _initialized(self, state: _SessionState, answer: bytes) -> bool:
+        """Whether the answer to initialize accepted the session (which keeps it), else it ends."""
+        try:
+            result = _INITIALIZE_ANSWER.decode(answer).result
+        except msgspec.DecodeError:
+            result = UNSET
+        if isinstance(result, UnsetType):
+            self._end_session(state)
+            return False
+        state.transport.protocol_version = result.protocol_version
+        return True
+
+    async def _answer_json(
+        self,
+        state: _SessionState,
+        ident: RequestId,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        extra: Headers,
+        initialize: bool,
+    ) -> None:
+        transport = state.transport
+        waiter = transport.wait_json(ident)
+        # Wait for the response while watching for the client going away, in one task: the
+        # transport cancels this scope when the response is there.
+        with anyio.CancelScope() as scope:
+            waiter.scope = scope
+            await transport.deliver(body)
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        data = waiter.data
+        if data is None:
+            if waiter.ended:
+                raise _Problem(404, SESSION_NOT_FOUND, "Session ended", ident)
+            await transport.cancel_request(ident, "The client disconnected")
+            return
+        headers: Headers = [_JSON, (b"content-length", b"%d" % len(data)), *extra]
+        if not initialize or self._initialized(state, data):
+            headers += state.header
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
+
+    async def _answer_sse(
+        self,
+        state: _SessionState,
+        ident: RequestId,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        extra: Headers,
+        initialize: bool,
+    ) -> None:
+        transport = state.transport
+        stream = transport.open_stream(ident)
+        queue = stream.attach()
+        await transport.deliver(body)
+        resumable = transport.event_store is not None
+        headers = [*_SSE_HEADERS, *extra]
+        first: list[bytes] = []
+        outcome: int | None = None
+        if initialize:
+            # The session id goes only on a successful answer: wait for it (it comes at once).
+            try:
+                _, chunk, outcome = await queue.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                raise _Problem(500, INTERNAL_ERROR, "The session ended during initialize", ident) from None
+            if self._initialized(state, stream.response or b""):
+                headers += state.header
+            first.append(chunk)
+        else:
+            headers += state.header
+            version = transport.protocol_version
+            if resumable and version is not None and version >= POLLING_VERSION:
+                first.append(await transport.prime(stream))
+        gone = _Flag()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            for chunk in first:
+                await _write(send, chunk)
+            if outcome is None or outcome == MESSAGE:
+                outcome = await self._pump(queue, send, set())
+            tg.cancel_scope.cancel()
+        if outcome == FINAL:
+            await transport.finished(stream)
+        elif outcome != CLOSE and gone.set:
+            if resumable:
+                stream.release(queue)  # the handler goes on; a GET with Last-Event-ID resumes
+            else:
+                transport.forget(stream)
+                if not stream.finished:
+                    await transport.cancel_request(ident, "The client disconnected")
+        if not gone.set:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _pump(
+        self, queue: MemoryObjectReceiveStream[SseItem], send: Send, seen: set[str]
+    ) -> int | None:
+        """Write a stream's events until its response (FINAL), a polling close (CLOSE) or its
+        end (``None``: the session ended or another connection took the stream)."""
+        interval = self.keepalive_interval
+        while True:
+            try:
+                item = queue.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    if interval is None:
+                        item = await queue.receive()
+                    else:
+                        with anyio.fail_after(interval):
+                            item = await queue.receive()
+                except TimeoutError:
+                    await _write(send, PING)
+                    continue
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return None
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return None
+            event_id, chunk, kind = item
+            if seen and event_id in seen:
+                continue
+            if chunk:
+                await _write(send, chunk)
+            if kind != MESSAGE:
+                return int(kind)
+
+    # -- GET ----------------------------------------------------------------------------
+
+    async def _get(self, request: _Request, receive: Receive, send: Send, extra: Headers) -> None:
+        if not self._accepts(request.accept)[1]:
+            raise _Problem(406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream")
+        self._version(request)
+        state = self._session(request)
+        state.active += 1
+        try:
+            if request.last_event_id is not None and self.event_store is not None:
+                await self._resume(state, request.last_event_id.decode("latin-1"), receive, send, extra)
+            else:
+                await self._listen(state, None, [], receive, send, extra)
+        finally:
+            state.active -= 1
+            state.last_seen = anyio.current_time()
+
+    async def _listen(
+        self,
+        state: _SessionState,
+        stream_id: str | None,
+        replay: list[bytes],
+        receive: Receive,
+        send: Send,
+        extra: Headers,
+    ) -> None:
+        transport = state.transport
+        if transport.closed:
+            raise _Problem(404, SESSION_NOT_FOUND, "Session ended")
+        stream = transport.open_listener(stream_id)
+        queue = stream.attach()
+        try:
+            async with anyio.create_task_group() as tg:
+                gone = _Flag()
+                tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [*_SSE_HEADERS, *extra, *state.header],
+                    }
+                )
+                version = transport.protocol_version
+                if (
+                    not replay
+                    and self.event_store is not None
+                    and version is not None
+                    and version >= POLLING_VERSION
+                ):
+                    await _write(send, await transport.prime(stream))
+                for chunk in replay:
+                    await _write(send, chunk)
+                tg.start_soon(transport.listen, stream)
+                await self._pump(queue, send, set())
+                tg.cancel_scope.cancel()
+        finally:
+            transport.stop_listening(stream)
+        if not gone.set:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _resume(
+        self, state: _SessionState, last_event_id: str, receive: Receive, send: Send, extra: Headers
+    ) -> None:
+        transport = state.transport
+        assert self.event_store is not None
+        found = await self.event_store.replay(state.id, last_event_id)
+        if found is None:
+            raise _Problem(400, INVALID_REQUEST, f"Bad request: unknown Last-Event-ID {last_event_id!r}")
+        stream_id, events = found
+        replay = [encode_event(event.id, event.data) for event in events if event.data]
+        if stream_id.startswith("g"):
+            await self._listen(state, stream_id, replay, receive, send, extra)
+            return
+        stream = transport.stream(stream_id)
+        live = stream is not None and not stream.finished
+        queue = stream.attach() if stream is not None and live else None
+        outcome: int | None = None
+        gone = _Flag()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
+            headers = [*_SSE_HEADERS, *extra, *state.header]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            for chunk in replay:
+                await _write(send, chunk)
+            if queue is not None:
+                outcome = await self._pump(queue, send, {event.id for event in events})
+            tg.cancel_scope.cancel()
+        if stream is not None:
+            if outcome == FINAL or (not live and not gone.set):
+                await transport.finished(stream)  # the response went out, live or replayed
+            elif queue is not None and outcome != CLOSE:
+                stream.release(queue)
+        if not gone.set:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    # -- DELETE, OPTIONS ----------------------------------------------------------------
+
+    async def _delete(self, request: _Request, send: Send, extra: Headers) -> None:
+        self._version(request)
+        state = self._session(request)
+        self._end_session(state)
+        with anyio.move_on_after(5):
+            await state.done.wait()
+        await send({"type": "http.response.start", "status": 204, "headers": extra})
+        await send({"type": "http.response.body", "body": b""})
+
+    def _cors_headers(self, origin: bytes | None) -> Headers:
+        allowed = self.cors_origins
+        if allowed is None or origin is None:
+            return _EMPTY
+        if "*" in allowed:
+            value = b"*"
+        elif _matches(origin.decode("latin-1"), allowed):
+            value = origin
+        else:
+            return _EMPTY
+        return [
+            (b"access-control-allow-origin", value),
+            (b"access-control-expose-headers", b"Mcp-Session-Id, MCP-Protocol-Version"),
+            (b"vary", b"Origin"),
+        ]
+
+    async def _preflight(self, request: _Request, send: Send) -> None:
+        headers = self._cors_headers(request.origin)
+        if headers:
+            headers = [
+                *headers,
+                (b"access-control-allow-methods", self._allow[0][1]),
+                (
+                    b"access-control-allow-headers",
+                    b"Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID",
+                ),
+                (b"access-control-max-age", b"86400"),
+            ]
+        await send({"type": "http.response.start", "status": 204, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+    # -- stateless ----------------------------------------------------------------------
+
+    async def _stateless(
+        self,
+        method: str | UnsetType,
+        ident: RequestId | UnsetType | None,
+        body: bytes,
+        version: str,
+        receive: Receive,
+        send: Send,
+        extra: Headers,
+    ) -> None:
+        if isinstance(method, UnsetType) or ident is None or isinstance(ident, UnsetType):
+            # Nothing can follow a notification or response without a session: accepted, dropped.
+            await send({"type": "http.response.start", "status": 202, "headers": extra})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        transport = HttpSessionTransport(
+            "", event_store=None, backlog=0, max_buffered_events=self.max_buffered_events
+        )
+        transport.protocol_version = version
+        session = self.server.session(transport)
+        if method != "initialize":
+            session.connection.assume_ready(version)
+        state = _SessionState("", transport)
+        state.header = []
+        async with session:
+            if self.json_response:
+                await self._answer_json(state, ident, body, receive, send, extra, False)
+            else:
+                await self._answer_sse(state, ident, body, receive, send, extra, False)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+class _Flag:
+    __slots__ = ("set",)
+
+    def __init__(self) -> None:
+        self.set = False
+
+
+async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope, gone: _Flag) -> None:
+    """Cancel ``scope`` when the client disconnects (the request body was read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.set = True
+    scope.cancel()
+
+
+async def _write(send: Send, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+def _decode_envelope(body: bytes) -> _Envelope:
+    try:
+        return _ENVELOPE.decode(body)
+    except msgspec.ValidationError as exc:
+        if body.lstrip()[:1] == b"[":
+            raise _Problem(
+                400, INVALID_REQUEST, "Invalid request: batches (JSON arrays) are not accepted"
+            ) from None
+        raise _Problem(400, INVALID_REQUEST, f"Invalid request: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise _Problem(400, PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+async def _answer_error(send: Send, problem: _Problem, headers: Headers) -> None:
+    body = Codec.encode_error(problem.ident, problem.code, problem.message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": problem.status,
+            "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+# -- running on an embedded server ----------------------------------------------------------
+
+
+async def serve_http(
+    server_or_app: Server | StreamableHTTPApp,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    backend: Literal["asyncio", "trio"] | None = None,
+    **app_options: Any,
+) -> None:
+    """Serve over Streamable HTTP at ``http://host:port/mcp`` until cancelled: on uvicorn under
+    asyncio, on hypercorn under trio (``backend`` names the running loop; it is checked).
+
+    ``app_options`` go to :class:`StreamableHTTPApp`. Bound to a host other than a loopback
+    address, the Host check is off unless ``allowed_hosts`` is given (the Origin check stays).
+    """
+    import sniffio
+
+    running = sniffio.current_async_library()
+    if backend is not None and backend != running:
+        raise RuntimeError(f"serve_http(backend={backend!r}) called from {running}")
+    if isinstance(server_or_app, StreamableHTTPApp):
+        if app_options:
+            raise TypeError("app options are for a Server; this app is built already")
+        app = server_or_app
+    else:
+        if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in app_options:
+            app_options["allowed_hosts"] = None
+        app = StreamableHTTPApp(server_or_app, **app_options)
+    if running == "trio":
+        from hypercorn.config import Config as HypercornConfig
+        from hypercorn.trio import serve as trio_serve
+
+        config = HypercornConfig()
+        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+        config.accesslog = None
+        config.graceful_timeout = 3.0
+        await trio_serve(app, config)  # type: ignore[arg-type]
+        return
+    import uvicorn
+
+    config_ = uvicorn.Config(
+        app, host=host, port=port, lifespan="on", access_log=False, timeout_graceful_shutdown=3
+    )
+    instance = uvicorn.Server(config_)
+    await instance.serve()
