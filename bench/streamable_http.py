@@ -39,6 +39,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import shlex
 import shutil
 import socket
@@ -519,6 +520,21 @@ class Samples:
     p50_us: dict[int, list[float]] = field(default_factory=dict)
     p99_us: dict[int, list[float]] = field(default_factory=dict)
     cpu_us: dict[int, list[float]] = field(default_factory=dict)
+    others_pct: dict[int, list[float]] = field(default_factory=dict)
+
+
+def machine_busy_seconds() -> float:
+    """CPU time spent by everything on the machine so far (/proc/stat, all CPUs, 10 ms ticks)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    """CPU time of this process's reaped children (each wrk run, once it has exited)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 @dataclass
@@ -533,7 +549,23 @@ class Memory:
         return (self.open_kib - self.base_kib) / self.sessions
 
 
+def wait_for_quiet(limit: float, threshold_pct: float = 20.0) -> float:
+    """Up to ``limit`` seconds until other work takes under ``threshold_pct`` of one CPU (sampled
+    over 1 s while nothing of ours runs); the last sample."""
+    deadline = time.monotonic() + limit
+    while True:
+        before = machine_busy_seconds()
+        time.sleep(1.0)
+        busy_pct = (machine_busy_seconds() - before) * 100
+        if busy_pct < threshold_pct or time.monotonic() >= deadline:
+            return busy_pct
+
+
 def one_round(config: Config, args: argparse.Namespace, wrk: str, samples: Samples, notes: list[str]) -> str:
+    if args.wait_for_quiet > 0:
+        busy = wait_for_quiet(args.wait_for_quiet)
+        if busy >= 20:
+            notes.append(f"{config.name}: a round started with other work taking {busy:.0f}% of a CPU")
     with serving(config, args, notes) as server, tempfile.TemporaryDirectory() as tmp:
         with httpx.Client(timeout=30) as client:
             mcp = McpHttpClient(client, server.url, config.name)
@@ -547,10 +579,15 @@ def one_round(config: Config, args: argparse.Namespace, wrk: str, samples: Sampl
             parts = []
             for c in args.concurrency:
                 cpu_before = cpu_seconds(server.pid)
+                busy_before = machine_busy_seconds()
+                wrk_before = children_cpu_seconds()
                 result = run_wrk(
                     wrk, server.url, script, c, args.duration, args.wrk_threads, f"{config.name} at c={c}"
                 )
                 cpu = cpu_seconds(server.pid) - cpu_before
+                # What else ran meanwhile: the machine's busy time less the server's and wrk's.
+                others = machine_busy_seconds() - busy_before - cpu - (children_cpu_seconds() - wrk_before)
+                samples.others_pct.setdefault(c, []).append(max(0.0, others) / result.seconds * 100)
                 samples.rate.setdefault(c, []).append(result.rate)
                 samples.p50_us.setdefault(c, []).append(result.p50_us)
                 samples.p99_us.setdefault(c, []).append(result.p99_us)
@@ -608,7 +645,10 @@ def official_best(results: dict[Config, Samples], c: int) -> tuple[Config | None
 
 
 def fmt_ms(values_us: Sequence[float]) -> str:
-    return fmt_num(med(values_us) / 1000) if values_us else "n/a"
+    if not values_us:
+        return "n/a"
+    ms = med(values_us) / 1000
+    return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 10 else fmt_num(ms)
 
 
 def report(
@@ -640,7 +680,9 @@ def report(
     out.append(
         "calls/s: median over the rounds (min-max); p50 and p99 latency in ms (medians over the rounds); "
         "server CPU µs per call; ratios of median calls/s to the floor and to the best official "
-        "configuration at the same concurrency."
+        "configuration at the same concurrency; others' CPU %: the most CPU (in % of one CPU) that "
+        "processes other than the server and wrk took during a phase of that row, over the rounds "
+        "(other work on the machine skews a row where it is high)."
     )
     for c in args.concurrency:
         best_cfg, best_rate = official_best(results, c)
@@ -650,9 +692,10 @@ def report(
         out.append(f"### {c} connection{'s' if c > 1 else ''} (best official: {best_text})")
         out.append("")
         out.append(
-            "| implementation | mode | calls/s | p50 ms | p99 ms | server CPU µs/call | vs floor | vs official best |"
+            "| implementation | mode | calls/s | p50 ms | p99 ms | server CPU µs/call | vs floor | vs official best "
+            "| others' CPU % |"
         )
-        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for config, s in results.items():
             if c not in s.rate:
                 continue
@@ -660,7 +703,7 @@ def report(
             out.append(
                 f"| {config.label} | {config.mode_label} | {fmt_range(s.rate[c])} | {fmt_ms(s.p50_us[c])} | "
                 f"{fmt_ms(s.p99_us[c])} | {fmt_range(s.cpu_us[c])} | {fmt_ratio(ratio(rate, floor_rate))} | "
-                f"{fmt_ratio(ratio(rate, best_rate))} |"
+                f"{fmt_ratio(ratio(rate, best_rate))} | {fmt_num(max(s.others_pct[c]))} |"
             )
     if memory:
         out.append("")
@@ -763,6 +806,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--sessions",
         type=int,
         help="sessions held open for the memory figure (default 1000; 200 with --quick; 0: skip)",
+    )
+    parser.add_argument(
+        "--wait-for-quiet",
+        type=float,
+        default=0.0,
+        help="before each server's round, wait up to this many seconds for other work on the machine "
+        "to drop under 20%% of a CPU (default 0: do not wait)",
     )
     parser.add_argument("--settle", type=float, default=1.0, help="seconds to wait before reading RSS")
     parser.add_argument("--start-timeout", type=float, default=30.0, help="seconds for a server to listen")

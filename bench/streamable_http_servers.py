@@ -130,19 +130,10 @@ def raw_floor_app() -> ASGIApp:
 
 
 def mcpbind_app(mode: str) -> ASGIApp:
-    import importlib
-
     from examples.echo_server import build
+    from mcpbind.http.server import StreamableHTTPApp
 
-    # TODO: a plain import once runtime/mcpbind/http/server.py has landed.
-    http_server = importlib.import_module("mcpbind.http.server")
-    app: ASGIApp = http_server.StreamableHTTPApp(
-        build(),
-        path=PATH,
-        mode="stateless" if mode == "stateless" else "stateful",
-        json_response=mode != "sse",
-    )
-    return app
+    return StreamableHTTPApp(build(), path=PATH, json_response=mode != "sse", stateless=mode == "stateless")
 
 
 def official_lowlevel_app(mode: str) -> ASGIApp:
