@@ -77,6 +77,7 @@ def bench(session: nox.Session) -> None:
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     session.run("python", "bench/codec.py", *session.posargs, env=env)
     session.run("python", "bench/stdio.py", *session.posargs, env=env)
+    session.run("python", "bench/streamable_http.py", *session.posargs, env=env)
 
 
 @nox.session
