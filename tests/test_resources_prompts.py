@@ -5,14 +5,16 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
+import anyio.abc
 import msgspec
 import pytest
 
 from mcpbind.client import Client, ClientSession
 from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
+from mcpbind.methods import NotificationSpec
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
@@ -123,25 +125,167 @@ async def test_reading() -> None:
         await client.ping()  # the server goes on
 
 
-async def test_subscriptions() -> None:
-    updates: list[str] = []
-    client_side = Client("c", "1")
+def watching(*specs: NotificationSpec[Any]) -> tuple[Client, anyio.abc.ObjectReceiveStream[str]]:
+    """A client that puts what each notification of ``specs`` tells (its URI, else its method)
+    into the returned stream."""
+    client = Client("watcher", "1")
+    send, receive = anyio.create_memory_object_stream[str](100)
 
-    @client_side.on_notification(methods.RESOURCES_UPDATED)
-    async def updated(params: types.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
-        updates.append(params.uri)
+    async def seen(params: Any, ctx: RequestContext) -> None:
+        send.send_nowait(
+            params.uri if isinstance(params, types.ResourceUpdatedNotificationParams) else ctx.method
+        )
 
-    async with connected(server, client_side) as client:
+    for spec in specs:
+        client.on_notification(spec)(seen)
+    return client, receive
+
+
+async def next_seen(stream: anyio.abc.ObjectReceiveStream[str]) -> str:
+    with anyio.fail_after(5):
+        return await stream.receive()
+
+
+async def test_subscriptions_reach_only_subscribers() -> None:
+    watcher, updates = watching(methods.RESOURCES_UPDATED)
+    bystander, other_updates = watching(methods.RESOURCES_UPDATED)
+    async with connected(server, watcher) as client, connected(server, bystander) as other:
         await client.subscribe_resource("config://app")
+        await client.subscribe_resource("note://today")
+        await other.subscribe_resource("note://today")
         await server.resource_updated("config://app")
-        await server.resource_updated("note://today")  # not subscribed: nothing sent
+        await server.resource_updated("file:///logo.png")  # nobody subscribed: nothing sent
+        await server.resource_updated("note://today")
+        # Notifications are handled in order: once the last one is seen, so is anything before it.
+        assert [await next_seen(updates), await next_seen(updates)] == ["config://app", "note://today"]
+        assert await next_seen(other_updates) == "note://today"
+
         await client.unsubscribe_resource("config://app")
         await server.resource_updated("config://app")
-        await client.ping()
-        while not updates:
-            await anyio.sleep(0.01)
-        await anyio.sleep(0.05)
-    assert updates == ["config://app"]
+        await server.resource_updated("note://today")
+        assert await next_seen(updates) == "note://today"
+        assert await next_seen(other_updates) == "note://today"
+        # Template URIs can be watched too.
+        await client.subscribe_resource("users://7/profile")
+        await server.resource_updated("users://7/profile")
+        assert await next_seen(updates) == "users://7/profile"
+    assert server._subscriptions == {}  # closed sessions leave no subscriptions behind
+
+
+def build() -> Server:
+    changing = Server("changing", "1")
+
+    @changing.prompt()
+    def greet(name: str) -> str:
+        return f"Hello {name}"
+
+    @changing.resource("mem://a")
+    def a() -> str:
+        return "a"
+
+    @changing.resource("mem://{key}")
+    def by_key(key: str) -> str:
+        return key
+
+    return changing
+
+
+async def test_adding_and_removing_prompts_and_resources_tells_clients() -> None:
+    changing = build()
+    watcher, changes = watching(methods.PROMPTS_LIST_CHANGED, methods.RESOURCES_LIST_CHANGED)
+    prompts_changed = "notifications/prompts/list_changed"
+    resources_changed = "notifications/resources/list_changed"
+    async with connected(changing, watcher) as client:
+        caps = client.server_capabilities
+        assert caps.prompts is not types.UNSET and caps.prompts.list_changed is True
+        assert caps.resources is not types.UNSET and caps.resources.list_changed is True
+        assert caps.resources.subscribe is True
+        assert [p.name for p in await client.all_prompts()] == ["greet"]
+
+        @changing.prompt()
+        def farewell(name: str) -> str:
+            return f"Bye {name}"
+
+        assert await next_seen(changes) == prompts_changed
+        assert [p.name for p in await client.all_prompts()] == ["greet", "farewell"]
+        changing.remove_prompt("greet")
+        assert await next_seen(changes) == prompts_changed
+        assert [p.name for p in await client.all_prompts()] == ["farewell"]
+        with pytest.raises(McpError) as gone:
+            await client.get_prompt("greet", {"name": "x"})
+        assert gone.value.code == INVALID_PARAMS
+
+        @changing.resource("mem://b")
+        def b() -> str:
+            return "b"
+
+        assert await next_seen(changes) == resources_changed
+        assert [r.uri for r in await client.all_resources()] == ["mem://a", "mem://b"]
+        changing.remove_resource("mem://a")
+        assert await next_seen(changes) == resources_changed
+        assert [r.uri for r in await client.all_resources()] == ["mem://b"]
+        # mem://a is now read through the template, which the next step removes.
+        assert (await client.read_resource("mem://a")).contents[0] == types.TextResourceContents(
+            uri="mem://a", text="a", mime_type="text/plain"
+        )
+
+        @changing.resource("mem://{key}/{part}")
+        def by_part(key: str, part: str) -> str:
+            return part
+
+        assert await next_seen(changes) == resources_changed
+        changing.remove_resource_template("mem://{key}")
+        assert await next_seen(changes) == resources_changed
+        assert [t.uri_template for t in await client.all_resource_templates()] == ["mem://{key}/{part}"]
+        with pytest.raises(McpError) as unknown:
+            await client.read_resource("mem://a")
+        assert unknown.value.code == RESOURCE_NOT_FOUND
+
+        with pytest.raises(KeyError):
+            changing.remove_prompt("greet")
+        with pytest.raises(KeyError):
+            changing.remove_resource("mem://a")
+        with pytest.raises(KeyError):
+            changing.remove_resource_template("mem://{key}")
+        await changing.prompts_changed()  # explicit ones, for changes made elsewhere
+        assert await next_seen(changes) == prompts_changed
+        await changing.resources_changed()
+        assert await next_seen(changes) == resources_changed
+
+
+async def test_registering_a_template_again_replaces_it() -> None:
+    changing = build()
+
+    @changing.resource("mem://{key}", description="newer")
+    def newer(key: str) -> str:
+        return key.upper()
+
+    async with connected(changing) as client:
+        templates = await client.all_resource_templates()
+        assert [(t.uri_template, t.description) for t in templates] == [("mem://{key}", "newer")]
+        text = (await client.read_resource("mem://x")).contents[0]
+        assert isinstance(text, types.TextResourceContents) and text.text == "X"
+
+
+async def test_hand_written_list_handlers_declare_no_list_changes() -> None:
+    manual = Server("manual", "1")
+
+    @manual.on(methods.PROMPTS_LIST)
+    async def list_prompts(
+        params: types.PaginatedRequestParams, ctx: RequestContext
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[])
+
+    @manual.on(methods.RESOURCES_LIST)
+    async def list_resources(
+        params: types.PaginatedRequestParams, ctx: RequestContext
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[])
+
+    async with connected(manual) as client:
+        caps = client.server_capabilities
+        assert caps.prompts == types.ServerCapabilitiesPrompts()
+        assert caps.resources == types.ServerCapabilitiesResources()
 
 
 async def test_prompts() -> None:

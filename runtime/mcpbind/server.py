@@ -10,7 +10,7 @@ import anyio
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
-from mcpbind.methods import NotificationSpec
+from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, RequestContext, Session
@@ -179,11 +179,14 @@ class Server(HandlerRegistry):
                 "meta": meta,
             }
             if "{" in uri:
-                self.resource_templates.append(
-                    FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
-                )
+                made = FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
+                self.resource_templates = [
+                    *(t for t in self.resource_templates if str(t.template) != uri),
+                    made,
+                ]
             else:
                 self.resources[uri] = FunctionResource(fn, uri=uri, **options)
+            self._changed_soon(methods.RESOURCES_LIST_CHANGED)
             for spec, handler in (
                 (methods.RESOURCES_LIST, self._list_resources),
                 (methods.RESOURCES_TEMPLATES_LIST, self._list_resource_templates),
@@ -212,6 +215,7 @@ class Server(HandlerRegistry):
 
             made = FunctionPrompt(fn, name or fn.__name__, title=title, description=description, meta=meta)
             self.prompts[made.name] = made
+            self._changed_soon(methods.PROMPTS_LIST_CHANGED)
             self.request_handlers.setdefault(methods.PROMPTS_LIST.method, self._list_prompts)
             self.request_handlers.setdefault(methods.PROMPTS_GET.method, self._get_prompt)
             return fn
@@ -324,12 +328,35 @@ class Server(HandlerRegistry):
     def remove_tool(self, name: str) -> None:
         """Remove a tool; connected clients are told. ``KeyError`` if there is none.
 
-        Like adding a tool while clients are connected, call it from the event loop (a handler
-        or a task), where the ``notifications/tools/list_changed`` can be queued at once.
+        Like adding a tool, prompt or resource while clients are connected (and removing one),
+        call it from the event loop (a handler or a task), where the
+        ``notifications/.../list_changed`` can be queued at once.
         """
         del self.tools[name]
         self._tool_definitions = None
         self._changed_soon(methods.TOOLS_LIST_CHANGED)
+
+    def remove_prompt(self, name: str) -> None:
+        """Remove a prompt; connected clients are told. ``KeyError`` if there is none."""
+        del self.prompts[name]
+        self._changed_soon(methods.PROMPTS_LIST_CHANGED)
+
+    def remove_resource(self, uri: str) -> None:
+        """Remove the resource at ``uri``; connected clients are told. ``KeyError`` if there is none.
+
+        Subscriptions to ``uri`` stay: a resource added again at the same URI is still watched.
+        """
+        del self.resources[uri]
+        self._changed_soon(methods.RESOURCES_LIST_CHANGED)
+
+    def remove_resource_template(self, uri_template: str) -> None:
+        """Remove the resource template registered as ``uri_template``; connected clients are
+        told. ``KeyError`` if there is none."""
+        kept = [t for t in self.resource_templates if str(t.template) != uri_template]
+        if len(kept) == len(self.resource_templates):
+            raise KeyError(uri_template)
+        self.resource_templates = kept
+        self._changed_soon(methods.RESOURCES_LIST_CHANGED)
 
     def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
         for session in list(self._sessions):
@@ -375,18 +402,31 @@ class Server(HandlerRegistry):
             if method.startswith(prefix)
         }
         return types.ServerCapabilities(
-            tools=types.ServerCapabilitiesTools(list_changed=True if self.tools else types.UNSET)
+            tools=types.ServerCapabilitiesTools(
+                list_changed=True if self._lists(methods.TOOLS_LIST, self._list_tools) else types.UNSET
+            )
             if "tools" in present
             else types.UNSET,
             resources=types.ServerCapabilitiesResources(
-                subscribe=True if "resources/subscribe" in self.request_handlers else types.UNSET
+                subscribe=True if "resources/subscribe" in self.request_handlers else types.UNSET,
+                list_changed=True
+                if self._lists(methods.RESOURCES_LIST, self._list_resources)
+                else types.UNSET,
             )
             if "resources" in present
             else types.UNSET,
-            prompts=types.ServerCapabilitiesPrompts() if "prompts" in present else types.UNSET,
+            prompts=types.ServerCapabilitiesPrompts(
+                list_changed=True if self._lists(methods.PROMPTS_LIST, self._list_prompts) else types.UNSET
+            )
+            if "prompts" in present
+            else types.UNSET,
             logging={} if "logging" in present else types.UNSET,
             completions={} if "completions" in present else types.UNSET,
         )
+
+    def _lists(self, spec: RequestSpec[Any, Any], own: Callable[..., Any]) -> bool:
+        """Whether ``spec`` is answered from the decorators' registry, which tells of changes."""
+        return bool(self.request_handlers.get(spec.method) == own)
 
     # -- running --------------------------------------------------------------------------
 
