@@ -77,6 +77,8 @@ def bench(session: nox.Session) -> None:
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     session.run("python", "bench/codec.py", *session.posargs, env=env)
     session.run("python", "bench/stdio.py", *session.posargs, env=env)
+    # The HTTP benchmark's client (httpx) and the HTTP parser it serves every server with (httptools).
+    session.install("httpx>=0.28,<1", "httptools>=0.6")
     session.run("python", "bench/streamable_http.py", *session.posargs, env=env)
 
 
