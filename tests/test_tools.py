@@ -127,24 +127,52 @@ async def test_calls_and_conversions() -> None:
         ]
 
 
-async def test_bad_arguments_by_version() -> None:
+async def test_bad_arguments_are_a_tool_error_from_2025_11_25() -> None:
     async with session("2025-11-25") as client:
         result = await client.call_tool("add", {"a": "2"})
-        assert result.is_error is True
-        assert isinstance(result.content[0], types.TextContent)
-        assert "`arguments.a`" in result.content[0].text
+        assert result.is_error is True and result.structured_content is types.UNSET
+        assert result.content == [
+            types.TextContent(
+                text="Invalid arguments for tool add: Expected `int`, got `str` - at `arguments.a`"
+            )
+        ]
         missing = await client.call_tool("add", {})
         assert missing.is_error is True and "`a`" in missing.content[0].text  # type: ignore[union-attr]
+        no_arguments = await client.call_tool("add")
+        assert no_arguments.is_error is True
         below = await client.call_tool("add", {"a": 1, "b": -1})
-        assert below.is_error is True
-    async with session("2025-06-18") as client:
-        with pytest.raises(McpError) as info:
-            await client.call_tool("add", {"a": "2"})
-        assert info.value.code == INVALID_PARAMS and "`arguments.a`" in info.value.message
+        assert below.is_error is True and ">= 0" in below.content[0].text  # type: ignore[union-attr]
+        nested = await client.call_tool("midpoint", {"p": {"x": 0, "y": "0"}, "q": {"x": 1, "y": 1}})
+        assert nested.is_error is True and "`arguments.p.y`" in nested.content[0].text  # type: ignore[union-attr]
+        # An unknown tool is still a protocol error.
         with pytest.raises(McpError) as unknown:
             await client.call_tool("nope")
-        assert unknown.value.code == INVALID_PARAMS and "Unknown tool: nope" in unknown.value.message
+        assert unknown.value.code == INVALID_PARAMS and unknown.value.message == "Unknown tool: nope"
         assert (await client.call_tool("add", {"a": 1})).structured_content == {"result": 2}
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26", "2024-11-05"])
+async def test_bad_arguments_are_a_protocol_error_up_to_2025_06_18(version: str) -> None:
+    async with session(version) as client:
+        assert client.protocol_version == version
+        with pytest.raises(McpError) as info:
+            await client.call_tool("add", {"a": "2"})
+        assert info.value.code == INVALID_PARAMS
+        assert (
+            info.value.message
+            == "Invalid arguments for tool add: Expected `int`, got `str` - at `arguments.a`"
+        )
+        with pytest.raises(McpError) as missing:
+            await client.call_tool("add", {})
+        assert missing.value.code == INVALID_PARAMS and "`a`" in missing.value.message
+        with pytest.raises(McpError) as unknown:
+            await client.call_tool("nope")
+        assert unknown.value.code == INVALID_PARAMS and unknown.value.message == "Unknown tool: nope"
+        # A tool that fails while running is a tool error in every version.
+        broken = await client.call_tool("explode")
+        assert broken.is_error is True
+        # The server goes on (structured output is only sent from 2025-06-18 on; the text always).
+        assert (await client.call_tool("add", {"a": 1})).content == [types.TextContent(text='{"result":2}')]
 
 
 def returns_point_or_none() -> Point | None:
