@@ -474,7 +474,7 @@ class LegacySSEApp:
         limit = self.max_body_size
         declared = _header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(send, limit)
+            await _too_large(send, limit, receive, 0 if int(declared) <= limit + _DRAIN else None)
             return None
         chunks: list[bytes] = []
         size = 0
@@ -484,11 +484,15 @@ class LegacySSEApp:
                 return None
             chunk: bytes = message.get("body", b"")
             size += len(chunk)
+            more: bool = message.get("more_body", False)
             if size > limit:
-                await _too_large(send, limit)
+                if more:
+                    await _too_large(send, limit, receive, size - limit)
+                else:
+                    await _error(send, 413, INVALID_REQUEST, _too_large_message(limit))
                 return None
             chunks.append(chunk)
-            if not message.get("more_body", False):
+            if not more:
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -513,8 +517,31 @@ def _accepts_sse(accept: str) -> bool:
     return False
 
 
-async def _too_large(send: Send, limit: int) -> None:
-    await _error(send, 413, INVALID_REQUEST, f"Payload too large: the limit is {limit} bytes")
+# Past the limit, up to this much more of a body is read and dropped before the 413 is sent,
+# so that the client (which may be busy sending it) reads the answer and the connection stays
+# usable; a client that announces or sends more than that gets the 413 at once and the
+# connection is closed.
+_DRAIN = 1024 * 1024
+
+
+def _too_large_message(limit: int) -> str:
+    return f"Payload too large: the limit is {limit} bytes"
+
+
+async def _too_large(send: Send, limit: int, receive: Receive, drained: int | None) -> None:
+    """Answer 413 to a body still arriving: read and drop up to ``_DRAIN`` bytes of it
+    (``drained`` so far; None: none at all) first, else close the connection after."""
+    done = False
+    while drained is not None and drained <= _DRAIN:
+        event = await receive()
+        if event["type"] == "http.disconnect":
+            return
+        drained += len(event.get("body", b""))
+        if not event.get("more_body", False):
+            done = True
+            break
+    close = [] if done else [(b"connection", b"close")]
+    await _error(send, 413, INVALID_REQUEST, _too_large_message(limit), close)
 
 
 async def _error(

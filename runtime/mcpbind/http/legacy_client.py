@@ -207,7 +207,10 @@ class LegacySSETransport:
             self._send_received.close()  # receive() ends once what arrived has been read
             raise anyio.BrokenResourceError
         body = response.text[:500].strip()
-        self._failed(message, f"HTTP {status} {response.reason_phrase} from {self.endpoint}: {body}")
+        self._failed(
+            message,
+            f"HTTP {status} {httpx.codes.get_reason_phrase(response.status_code)} from {self.endpoint}: {body}",
+        )
 
     def _failed(self, message: bytes, reason: str) -> None:
         try:
@@ -314,7 +317,7 @@ async def _wait_endpoint(
         await response.aread()
         body = response.text[:500].strip()
         raise LegacySSEError(
-            f"GET {url} answered HTTP {response.status_code} {response.reason_phrase}: {body}",
+            f"GET {url} answered HTTP {response.status_code} {httpx.codes.get_reason_phrase(response.status_code)}: {body}",
             response.status_code,
         )
     content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
