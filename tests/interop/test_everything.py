@@ -1,7 +1,8 @@
 """The official MCP Python SDK's client (``mcp.stdio_client`` + ``mcp.ClientSession``) drives
 ``examples/everything.py`` over stdio and exercises every feature it has: tools (plain,
-structured, with progress and logging, image content, invalid arguments), resources and a
-resource template, prompts, completion and ``logging/setLevel``.
+structured, with progress and logging, image and audio content, invalid arguments), resources,
+a resource template and subscriptions, prompts (one with an image), completion,
+``logging/setLevel`` and parameter descriptions from docstrings.
 
 The official client runs on anyio, so each test runs on both anyio backends (the
 ``anyio_backend`` fixture of tests/conftest.py); the example server runs in a child process.
@@ -9,9 +10,12 @@ The official client runs on anyio, so each test runs on both anyio backends (the
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import sys
 import warnings
+import wave
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -52,9 +56,14 @@ class Client:
 
     def __init__(self) -> None:
         self.logs: list[mcp.types.LoggingMessageNotificationParams] = []
+        self.updated: list[str] = []
 
     async def on_log(self, params: mcp.types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
+
+    async def on_message(self, message: mcp.types.ServerNotification | Exception) -> None:
+        if isinstance(message, mcp.types.ResourceUpdatedNotification):
+            self.updated.append(str(message.params.uri))
 
 
 @asynccontextmanager
@@ -65,7 +74,9 @@ async def connect(tmp_path: Path) -> AsyncIterator[tuple[mcp.ClientSession, Clie
     with (tmp_path / "server.stderr").open("w") as errlog:
         async with (
             mcp.stdio_client(params, errlog=errlog) as (read, write),
-            mcp.ClientSession(read, write, logging_callback=client.on_log) as session,
+            mcp.ClientSession(
+                read, write, logging_callback=client.on_log, message_handler=client.on_message
+            ) as session,
         ):
             await session.initialize()
             yield session, client
@@ -106,7 +117,7 @@ async def test_list_tools(tmp_path: Path) -> None:
             listing = await session.list_tools()
             assert listing.next_cursor is None
             tools = {tool.name: tool for tool in listing.tools}
-            assert list(tools) == ["add", "weather", "countdown", "image"]
+            assert list(tools) == ["add", "weather", "countdown", "image", "tone", "write_note"]
 
             add = tools["add"]
             assert add.description == "Add two integers."
@@ -130,9 +141,12 @@ async def test_list_tools(tmp_path: Path) -> None:
             weather = tools["weather"]
             assert weather.title == "Weather report"
             assert weather.description == "Made-up weather for a city, as structured output."
+            # The description comes from the docstring's Args section, which the description omits.
             assert weather.input_schema == {
                 "type": "object",
-                "properties": {"city": {"type": "string"}},
+                "properties": {
+                    "city": {"type": "string", "description": "The city's name, in any language."}
+                },
                 "required": ["city"],
             }
             assert weather.output_schema == {
@@ -160,6 +174,27 @@ async def test_list_tools(tmp_path: Path) -> None:
             assert image.description == "A one-pixel PNG."
             assert image.input_schema["properties"] == {}
             assert image.output_schema is None
+
+            # NumPy and Sphinx docstrings describe parameters too.
+            tone = tools["tone"]
+            assert tone.description == "A sine tone as a WAV file, with a caption."
+            assert tone.input_schema["properties"] == {
+                "hertz": {"type": "integer", "description": "The pitch.", "default": 440},
+                "milliseconds": {
+                    "type": "integer",
+                    "description": "The length, at most one second.",
+                    "default": 100,
+                },
+            }
+            assert tone.output_schema is None
+            write_note = tools["write_note"]
+            assert write_note.description == (
+                "Write a note; clients subscribed to it (or to the index) are told."
+            )
+            assert write_note.input_schema["properties"] == {
+                "name": {"type": "string", "description": "The note's name."},
+                "text": {"type": "string", "description": "What it says."},
+            }
 
 
 async def test_call_structured_tools(tmp_path: Path) -> None:
@@ -193,6 +228,49 @@ async def test_call_image(tmp_path: Path) -> None:
             assert isinstance(block, mcp.types.ImageContent)
             assert block.mime_type == "image/png"
             assert block.data == PIXEL
+
+
+async def test_call_audio(tmp_path: Path) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(tmp_path) as (session, _):
+            result = await session.call_tool("tone", {"hertz": 220, "milliseconds": 50})
+            assert result.is_error is False
+            assert result.structured_content is None
+            caption, sound = result.content
+            assert isinstance(caption, mcp.types.TextContent) and caption.text == "220 Hz for 50 ms"
+            assert isinstance(sound, mcp.types.AudioContent)
+            assert sound.mime_type == "audio/wav"
+            with wave.open(io.BytesIO(base64.b64decode(sound.data))) as wav:
+                assert (wav.getframerate(), wav.getnframes()) == (8000, 400)
+
+
+async def test_subscriptions(tmp_path: Path) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(tmp_path) as (session, client):
+            capabilities = session.initialize_result
+            assert capabilities is not None and capabilities.capabilities.resources is not None
+            assert capabilities.capabilities.resources.subscribe is True
+            with warnings.catch_warnings():
+                # resources/subscribe is deprecated in a later protocol version, not in 2025-11-25.
+                warnings.simplefilter("ignore", mcp.MCPDeprecationWarning)
+                await session.subscribe_resource("notes://index")
+                await session.subscribe_resource("notes://speed")
+            await session.call_tool("write_note", {"name": "speed", "text": "Even faster now."})
+            await session.call_tool("write_note", {"name": "fresh", "text": "A new note."})
+            await session.send_ping()
+            # Only the subscribed URIs: the index (a new note) and the speed note.
+            assert client.updated == ["notes://speed", "notes://index"]
+            read = await session.read_resource("notes://speed")
+            contents = read.contents[0]
+            assert isinstance(contents, mcp.types.TextResourceContents)
+            assert contents.text == "Even faster now."
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", mcp.MCPDeprecationWarning)
+                await session.unsubscribe_resource("notes://speed")
+            await session.call_tool("write_note", {"name": "speed", "text": "Back to normal."})
+            await session.send_ping()
+            assert client.updated == ["notes://speed", "notes://index"]
 
 
 async def test_invalid_arguments_are_a_tool_error(tmp_path: Path) -> None:
@@ -317,15 +395,17 @@ async def test_prompts(tmp_path: Path) -> None:
         async with connect(tmp_path) as (session, _):
             listing = await session.list_prompts()
             assert listing.next_cursor is None
-            assert len(listing.prompts) == 1
+            assert [prompt.name for prompt in listing.prompts] == ["summarize", "describe_pixel"]
             prompt = listing.prompts[0]
             assert prompt.name == "summarize"
             assert prompt.title == "Summarize a note"
             assert prompt.description == "Ask for a summary of one note."
             assert prompt.arguments is not None
-            assert [(argument.name, argument.required) for argument in prompt.arguments] == [
-                ("name", True),
-                ("style", False),
+            assert [
+                (argument.name, argument.required, argument.description) for argument in prompt.arguments
+            ] == [
+                ("name", True, "The note's name."),
+                ("style", False, "How to summarize: short, detailed or bullet points."),
             ]
 
             result = await session.get_prompt("summarize", {"name": "speed", "style": "bullet points"})
@@ -343,6 +423,12 @@ async def test_prompts(tmp_path: Path) -> None:
             content = result.messages[0].content
             assert isinstance(content, mcp.types.TextContent)
             assert content.text == "Give a short summary of this note: Welcome to mcpbind."
+
+            result = await session.get_prompt("describe_pixel")
+            assert [message.role for message in result.messages] == ["user", "user", "assistant"]
+            picture = result.messages[1].content
+            assert isinstance(picture, mcp.types.ImageContent)
+            assert (picture.mime_type, picture.data) == ("image/png", PIXEL)
 
 
 async def test_completion(tmp_path: Path) -> None:
