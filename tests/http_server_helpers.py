@@ -97,10 +97,10 @@ def make_server(probe: Probe | None = None) -> Server:
         return "notified"
 
     @server.tool()
-    async def chatter(count: int, ctx: RequestContext) -> str:
-        """Sends ``count`` log messages tied to this request."""
+    async def chatter(count: int, ctx: RequestContext, size: int = 10) -> str:
+        """Sends ``count`` log messages of about ``size`` bytes tied to this request."""
         for i in range(count):
-            await ctx.log("info", f"line {i}")
+            await ctx.log("info", f"{i} " + "x" * size)
         return f"said {count}"
 
     @server.resource("test://hello", mime_type="text/plain")
@@ -200,3 +200,59 @@ async def post(
     if kind.startswith("application/json") and response.content:
         return response, [response.json()]
     return response, []
+
+
+class EventReader:
+    """Reads SSE events one at a time from a streaming httpx response."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self._lines = response.aiter_lines()
+
+    async def next(self, timeout: float = 5.0) -> dict[str, str]:
+        """The next event (a dict of its fields; comments as ``comment``)."""
+        event: dict[str, str] = {}
+        with anyio.fail_after(timeout):
+            async for line in self._lines:
+                if line == "":
+                    if event:
+                        return event
+                    continue
+                if line.startswith(":"):
+                    event["comment"] = line[1:].strip()
+                    continue
+                name, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                event[name] = event[name] + "\n" + value if name in event else value
+        raise EOFError("the stream ended")
+
+    async def next_message(self, timeout: float = 5.0) -> dict[str, Any]:
+        """The next JSON-RPC message, skipping priming events and comments."""
+        while True:
+            event = await self.next(timeout)
+            if event.get("data"):
+                message: dict[str, Any] = json.loads(event["data"])
+                return message
+
+    async def rest(self, timeout: float = 5.0) -> list[dict[str, str]]:
+        """Every event until the stream ends."""
+        events = []
+        with anyio.fail_after(timeout):
+            while True:
+                try:
+                    events.append(await self.next(timeout))
+                except EOFError:
+                    return events
+
+
+@asynccontextmanager
+async def get_stream(
+    client: httpx.AsyncClient, url: str, session_id: str, **extra: str
+) -> AsyncIterator[EventReader]:
+    """A GET stream of the session (asserting it opened)."""
+    hdrs = headers(session_id, accept="text/event-stream", **extra)
+    del hdrs["content-type"]
+    async with client.stream("GET", url, headers=hdrs) as response:
+        assert response.status_code == 200, await response.aread()
+        assert response.headers["content-type"] == "text/event-stream"
+        yield EventReader(response)

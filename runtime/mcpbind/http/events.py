@@ -56,64 +56,90 @@ class EventStore(Protocol):
 
 
 class MemoryEventStore:
-    """The in-memory default: bounded per session and in total.
+    """The in-memory default: bounded per session and in total, in events and in bytes.
 
-    When a session holds ``max_events_per_session`` events, or the store ``max_events``, the
-    oldest kept events go first (those of the session's oldest stream, or of the oldest
-    session) and a debug message is logged; a client resuming after an event that is gone gets
-    what is left of its stream. Data is counted in events, not bytes: each event is at most
-    one message, whose size the server's limits already bound.
+    When a session holds ``max_events_per_session`` events or ``max_bytes_per_session`` bytes
+    of data, or the store ``max_events`` or ``max_bytes``, the oldest kept events go first
+    (those of the session's oldest stream, or of the oldest session) and a debug message is
+    logged; a client resuming after an event that is gone gets what is left of its stream.
     """
 
-    def __init__(self, *, max_events_per_session: int = 1024, max_events: int = 65536) -> None:
-        if max_events_per_session < 1 or max_events < 1:
+    def __init__(
+        self,
+        *,
+        max_events_per_session: int = 1024,
+        max_bytes_per_session: int = 4 << 20,
+        max_events: int = 65536,
+        max_bytes: int = 64 << 20,
+    ) -> None:
+        if min(max_events_per_session, max_bytes_per_session, max_events, max_bytes) < 1:
             raise ValueError("event store bounds must be positive")
         self.max_events_per_session = max_events_per_session
+        self.max_bytes_per_session = max_bytes_per_session
         self.max_events = max_events
+        self.max_bytes = max_bytes
         # session id -> stream id -> (sequence number, data) in order; dicts keep insertion
         # order, so the first stream of a session and the first session are the oldest.
         self._sessions: dict[str, dict[str, deque[tuple[int, bytes]]]] = {}
-        self._counts: dict[str, int] = {}
-        self._total = 0
+        # session id -> [events, bytes] it holds
+        self._sizes: dict[str, list[int]] = {}
+        self._events = 0
+        self._bytes = 0
         self._next = 0
 
     def __len__(self) -> int:
         """How many events are kept, all sessions together."""
-        return self._total
+        return self._events
+
+    @property
+    def size(self) -> int:
+        """How many bytes of data are kept, all sessions together."""
+        return self._bytes
+
+    @property
+    def session_count(self) -> int:
+        """How many sessions have events kept."""
+        return len(self._sessions)
 
     async def append(self, session_id: str, stream_id: str, data: bytes) -> str:
         streams = self._sessions.get(session_id)
         if streams is None:
             streams = self._sessions[session_id] = {}
-            self._counts[session_id] = 0
+            self._sizes[session_id] = [0, 0]
         events = streams.get(stream_id)
         if events is None:
             events = streams[stream_id] = deque()
         self._next += 1
         events.append((self._next, data))
-        self._counts[session_id] += 1
-        self._total += 1
-        if self._counts[session_id] > self.max_events_per_session:
+        sizes = self._sizes[session_id]
+        sizes[0] += 1
+        sizes[1] += len(data)
+        self._events += 1
+        self._bytes += len(data)
+        while session_id in self._sizes and (
+            sizes[0] > self.max_events_per_session or sizes[1] > self.max_bytes_per_session
+        ):
             self._evict(session_id)
-        while self._total > self.max_events:
+        while self._events > self.max_events or self._bytes > self.max_bytes:
             self._evict(next(iter(self._sessions)))
         return f"{stream_id}_{self._next}"
 
     def _evict(self, session_id: str) -> None:
-        """Drop the oldest event of the session's oldest stream that still has events."""
+        """Drop the oldest event of the session's oldest stream."""
         streams = self._sessions[session_id]
-        for stream_id, events in streams.items():
-            if events:
-                events.popleft()
-                self._counts[session_id] -= 1
-                self._total -= 1
-                log.debug("event store full: dropped the oldest event of stream %s", stream_id)
-                if not events:
-                    del streams[stream_id]
-                break
-        if not streams:
-            del self._sessions[session_id]
-            del self._counts[session_id]
+        sizes = self._sizes[session_id]
+        stream_id, events = next(iter(streams.items()))
+        _, data = events.popleft()
+        sizes[0] -= 1
+        sizes[1] -= len(data)
+        self._events -= 1
+        self._bytes -= len(data)
+        log.debug("event store full: dropped the oldest event of stream %s", stream_id)
+        if not events:
+            del streams[stream_id]
+            if not streams:
+                del self._sessions[session_id]
+                del self._sizes[session_id]
 
     async def replay(self, session_id: str, last_event_id: str) -> tuple[str, list[StoredEvent]] | None:
         stream_id, _, number = last_event_id.rpartition("_")
@@ -130,13 +156,19 @@ class MemoryEventStore:
             return
         events = streams.pop(stream_id, None)
         if events is not None:
-            self._counts[session_id] -= len(events)
-            self._total -= len(events)
+            size = sum(len(data) for _, data in events)
+            sizes = self._sizes[session_id]
+            sizes[0] -= len(events)
+            sizes[1] -= size
+            self._events -= len(events)
+            self._bytes -= size
         if not streams:
             del self._sessions[session_id]
-            del self._counts[session_id]
+            del self._sizes[session_id]
 
     async def forget_session(self, session_id: str) -> None:
         streams = self._sessions.pop(session_id, None)
         if streams is not None:
-            self._total -= self._counts.pop(session_id)
+            events, size = self._sizes.pop(session_id)
+            self._events -= events
+            self._bytes -= size

@@ -107,6 +107,8 @@ ASSUMED_VERSION: Final = "2025-03-26"
 POLLING_VERSION: Final = "2025-11-25"
 # A JSON-RPC code of the implementation-defined range, as other SDKs answer an unknown session.
 SESSION_NOT_FOUND: Final = -32001
+# How many completed POST streams of a session stay replayable (see HttpSessionTransport.finished).
+KEEP_COMPLETED: Final = 4
 SERVER_BUSY: Final = -32000
 
 
@@ -196,6 +198,7 @@ class HttpSessionTransport:
         self._streams: dict[str, SseStream] = {}
         self._listeners: list[SseStream] = []
         self._backlog: deque[bytes] = deque()
+        self._completed: deque[str] = deque()
         self._backlog_size = backlog
         self._next_stream = 0
         self._next_event = 0
@@ -311,10 +314,16 @@ class HttpSessionTransport:
         return self._streams.get(stream_id)
 
     async def finished(self, stream: SseStream) -> None:
-        """The stream's response reached the client: nothing of it needs keeping."""
-        self._streams.pop(stream.id, None)
-        if self.event_store is not None:
-            await self.event_store.forget_stream(self.session_id, stream.id)
+        """The stream's response was written to the client. Its events are kept a little longer
+        (the last :data:`KEEP_COMPLETED` such streams of the session): a connection can break
+        before the server notices, and the client then resumes a stream the server thought
+        delivered."""
+        if self._streams.pop(stream.id, None) is None or self.event_store is None:
+            return
+        completed = self._completed
+        completed.append(stream.id)
+        if len(completed) > KEEP_COMPLETED:
+            await self.event_store.forget_stream(self.session_id, completed.popleft())
 
     def forget(self, stream: SseStream) -> None:
         """A POST stream that cannot be resumed lost its connection."""
