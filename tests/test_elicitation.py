@@ -78,3 +78,17 @@ async def test_elicit_a_form(answer: dict[str, Any], expected: str) -> None:
         result = await client.call_tool("signup")
     assert result.content == [types.TextContent(text=expected)]
     assert asked[0].message == "Who are you?" and asked[0].requested_schema.required == ["name", "age"]
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
+def test_a_form_answer_may_hold_any_number(version: str) -> None:
+    """A NumberSchema field may be answered with 95.5 (the schema's erratum); integers stay ints."""
+    from mcpbind.schema import load
+    from mcpbind.unions import decode
+
+    structs = load(version).structs
+    data = b'{"action":"accept","content":{"score":95.5,"count":88,"name":"x","ok":true}}'
+    result = decode(data, structs.ElicitResult)
+    assert result.content == {"score": 95.5, "count": 88, "name": "x", "ok": True}
+    assert isinstance(result.content["count"], int)
+    assert msgspec.json.decode(msgspec.json.encode(result)) == msgspec.json.decode(data)

@@ -722,7 +722,7 @@ class ElicitResult(SchemaStruct, kw_only=True):
     - "decline": User explicitly decline the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | bool] | UnsetType = UNSET
+    content: dict[str, list[str] | str | int | float | bool] | UnsetType = UNSET
     """The submitted form data, only present when action is "accept" and mode was "form".
     Contains values matching the requested schema.
     Omitted for out-of-band mode responses.
