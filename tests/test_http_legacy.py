@@ -8,6 +8,7 @@ events).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
@@ -508,6 +509,10 @@ async def test_a_reader_that_stops_reading_loses_its_session(probe: Probe) -> No
                 assert (await http.post(endpoint, json=call)).status_code == 202
                 await server_side.wait_closed()
                 assert app.sessions == {}
+                # The server gave up writing and dropped the connection (or ended the stream).
+                with contextlib.suppress(httpx.RemoteProtocolError):
+                    async for _ in events:
+                        pass
 
 
 @pytest.mark.anyio
@@ -569,6 +574,7 @@ class ScriptedServer:
         self, *, status: int = 200, endpoint: str | None = "/messages?session_id=abc", post_status: int = 202
     ) -> None:
         self.status = status
+        self.content_type = b"text/event-stream"
         self.endpoint = endpoint
         self.post_status = post_status
         self.get_headers: dict[str, str] = {}
@@ -618,7 +624,7 @@ class ScriptedServer:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [(b"content-type", b"text/event-stream")],
+                "headers": [(b"content-type", self.content_type)],
             }
         )
         if self.endpoint is not None:
@@ -718,6 +724,12 @@ async def test_client_reports_a_failed_get() -> None:
                 async with open_legacy_sse(base_url + "/sse"):
                     pass
             assert info.value.status == 404
+        not_sse = ScriptedServer()
+        not_sse.content_type = b"application/json"
+        async with serve_asgi(not_sse) as base_url:
+            with pytest.raises(LegacySSEError, match="answered application/json, not text/event-stream"):
+                async with open_legacy_sse(base_url + "/sse"):
+                    pass
         with pytest.raises(LegacySSEError, match="could not open"):
             async with open_legacy_sse(base_url + "/sse", timeout=2):
                 pass

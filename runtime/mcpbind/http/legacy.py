@@ -136,6 +136,8 @@ class _SessionTransport:
         self.incoming, self._incoming = anyio.create_memory_object_stream[bytes](queue_size)
         self._outgoing, self.outgoing = anyio.create_memory_object_stream[bytes](queue_size)
         self.send_timeout = send_timeout
+        # Around the writing of the SSE stream; cancelled when its reader stalls.
+        self.stream_scope = anyio.CancelScope()
 
     async def receive(self) -> bytes:
         return await self._incoming.receive()
@@ -150,8 +152,10 @@ class _SessionTransport:
         with anyio.move_on_after(self.send_timeout):
             await self._outgoing.send(message)
             return
+        # The stream's writer is stuck in a write the client does not read: give up on it.
         log.warning("SSE reader too slow (queue full for %s s): ending its session", self.send_timeout)
         self.disconnect()
+        self.stream_scope.cancel()
         raise anyio.BrokenResourceError
 
     def disconnect(self) -> None:
@@ -364,19 +368,22 @@ class LegacySSEApp:
         task_group.start_soon(self._run_session, session, name=f"mcpbind legacy SSE session {session_id}")
         endpoint = quote(root.rstrip("/") + self.message_path) + "?session_id=" + session_id
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": _sse_event(b"endpoint", endpoint.encode()),
-                    "more_body": True,
-                }
-            )
-            async with anyio.create_task_group() as stream:
-                stream.start_soon(_watch_disconnect, receive, stream.cancel_scope)
-                await self._pump(session.transport.outgoing, send)
-                stream.cancel_scope.cancel()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            # Cancelled only for a stalled reader: the response is then left unfinished and
+            # the server drops the connection.
+            with session.transport.stream_scope:
+                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": _sse_event(b"endpoint", endpoint.encode()),
+                        "more_body": True,
+                    }
+                )
+                async with anyio.create_task_group() as stream:
+                    stream.start_soon(_watch_disconnect, receive, stream.cancel_scope)
+                    await self._pump(session.transport.outgoing, send)
+                    stream.cancel_scope.cancel()
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:  # the client went away while we wrote
             pass
         finally:
