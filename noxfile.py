@@ -17,7 +17,7 @@ MYPY = "mypy==2.4.1"
 TEST_DEPS = ["pytest>=8", "anyio>=4.7", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
 # HTTP: the client's libraries, and both ASGI servers the app is tested under.
-HTTP_DEPS = ["httpx>=0.28,<1", "httpx-sse>=0.4", "uvicorn>=0.30", "hypercorn>=0.17"]
+HTTP_DEPS = ["httpx>=0.28,<1", "httpx-sse>=0.4", "uvicorn>=0.30", "hypercorn>=0.17", "sniffio>=1.3"]
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
