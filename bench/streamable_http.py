@@ -728,7 +728,7 @@ def report(
         out.append("| goal | now |")
         out.append("| --- | ---: |")
         out.extend(goals)
-    ended_at = commit()
+    ended_at = args.commit or commit()
     if ended_at != started_at:
         notes.append(f"checkout changed during the run: {started_at} at the start, {ended_at} at the end")
     if notes:
@@ -814,6 +814,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="before each server's round, wait up to this many seconds for other work on the machine "
         "to drop under 20%% of a CPU (default 0: do not wait)",
     )
+    parser.add_argument(
+        "--commit",
+        help="what to call the code measured in the report (default: this checkout's git commit); for "
+        "a run from an export of a commit, which has no .git",
+    )
     parser.add_argument("--settle", type=float, default=1.0, help="seconds to wait before reading RSS")
     parser.add_argument("--start-timeout", type=float, default=30.0, help="seconds for a server to listen")
     parser.add_argument(
@@ -893,7 +898,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BenchError as exc:
         print(f"bench/streamable_http.py: {exc}", file=sys.stderr)
         return 1
-    started_at = commit()
+    started_at = args.commit or commit()
     load = os.getloadavg()[0]
     if load > 0.5:
         log(f"note: 1-minute load average is {load:.2f} before the run; other work skews the numbers")
