@@ -268,13 +268,19 @@ class Builder:
             return "Literal[" + ", ".join(_py_literal(v) for v in schema["enum"]) + "]"
         kind = schema.get("type")
         if isinstance(kind, list):
-            return " | ".join(self.texpr({**schema, "type": k}, site) for k in kind)
+            parts: list[str] = []
+            for k in kind:
+                expr = self.texpr({**schema, "type": k}, site)
+                parts += ["int", "float"] if expr == "int | float" else [expr]
+            return " | ".join(dict.fromkeys(parts))  # "integer" and "number" give int once
         if kind == "string":
             return "str"
         if kind == "integer":
             return "int"
         if kind == "number":
-            return "float"
+            # A JSON number may be written as an integer: keep 30 an int and 95.5 a float, so
+            # that what is received is sent on unchanged (msgspec would make 30 into 30.0).
+            return "int | float"
         if kind == "boolean":
             return "bool"
         if kind == "null":

@@ -92,3 +92,14 @@ def test_a_form_answer_may_hold_any_number(version: str) -> None:
     assert result.content == {"score": 95.5, "count": 88, "name": "x", "ok": True}
     assert isinstance(result.content["count"], int)
     assert msgspec.json.decode(msgspec.json.encode(result)) == msgspec.json.decode(data)
+
+
+def test_integer_defaults_stay_integers_in_the_requested_schema() -> None:
+    class Form(msgspec.Struct):
+        age: int = 30
+        ratio: float = 0.5
+
+    encoded = msgspec.json.encode(requested_schema(Form))
+    properties = msgspec.json.decode(encoded)["properties"]
+    assert b'"default":30,' in encoded or b'"default":30}' in encoded
+    assert properties["age"]["default"] == 30 and properties["ratio"]["default"] == 0.5

@@ -146,7 +146,7 @@ class Annotations(SchemaStruct, kw_only=True):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
     """Describes how important this data is for operating the server.
 
     A value of 1 means "most important," and indicates that the data is
@@ -330,7 +330,7 @@ class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     stop_sequences: list[str] | UnsetType = field(name="stopSequences", default=UNSET)
     system_prompt: str | UnsetType = field(name="systemPrompt", default=UNSET)
     """An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt."""
-    temperature: float | UnsetType = UNSET
+    temperature: int | float | UnsetType = UNSET
 
 
 class CreateMessageResult(SchemaStruct, kw_only=True):
@@ -677,7 +677,7 @@ class ModelPreferences(SchemaStruct, kw_only=True):
     balance them against other considerations.
     """
 
-    cost_priority: float | UnsetType = field(name="costPriority", default=UNSET)
+    cost_priority: int | float | UnsetType = field(name="costPriority", default=UNSET)
     """How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
@@ -691,12 +691,12 @@ class ModelPreferences(SchemaStruct, kw_only=True):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligence_priority: float | UnsetType = field(name="intelligencePriority", default=UNSET)
+    intelligence_priority: int | float | UnsetType = field(name="intelligencePriority", default=UNSET)
     """How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speed_priority: float | UnsetType = field(name="speedPriority", default=UNSET)
+    speed_priority: int | float | UnsetType = field(name="speedPriority", default=UNSET)
     """How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
     the most important factor.
@@ -750,11 +750,11 @@ class ProgressNotificationParams(SchemaStruct, kw_only=True):
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
-    progress: float
+    progress: int | float
     """The progress thus far. This should increase every time progress is made, even if the total is unknown."""
     progress_token: ProgressToken = field(name="progressToken")
     """The progress token which was given in the initial request, used to associate this notification with the request that is proceeding."""
-    total: float | UnsetType = UNSET
+    total: int | float | UnsetType = UNSET
     """Total number of items to process (or total progress required), if known."""
 
 

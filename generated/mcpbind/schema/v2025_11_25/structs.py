@@ -218,7 +218,7 @@ class Annotations(SchemaStruct, kw_only=True):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
     """Describes how important this data is for operating the server.
 
     A value of 1 means "most important," and indicates that the data is
@@ -598,7 +598,7 @@ class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     Task augmentation is subject to capability negotiation - receivers MUST declare support
     for task augmentation of specific request types in their capabilities.
     """
-    temperature: float | UnsetType = UNSET
+    temperature: int | float | UnsetType = UNSET
     tool_choice: ToolChoice | UnsetType = field(name="toolChoice", default=UNSET)
     """Controls how the model uses tools.
     The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
@@ -1240,7 +1240,7 @@ class ModelPreferences(SchemaStruct, kw_only=True):
     balance them against other considerations.
     """
 
-    cost_priority: float | UnsetType = field(name="costPriority", default=UNSET)
+    cost_priority: int | float | UnsetType = field(name="costPriority", default=UNSET)
     """How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
@@ -1254,12 +1254,12 @@ class ModelPreferences(SchemaStruct, kw_only=True):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligence_priority: float | UnsetType = field(name="intelligencePriority", default=UNSET)
+    intelligence_priority: int | float | UnsetType = field(name="intelligencePriority", default=UNSET)
     """How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speed_priority: float | UnsetType = field(name="speedPriority", default=UNSET)
+    speed_priority: int | float | UnsetType = field(name="speedPriority", default=UNSET)
     """How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
     the most important factor.
@@ -1277,10 +1277,10 @@ class NotificationParams(SchemaStruct, kw_only=True):
 
 
 class NumberSchema(SchemaStruct, kw_only=True):
-    default: float | UnsetType = UNSET
+    default: int | float | UnsetType = UNSET
     description: str | UnsetType = UNSET
-    maximum: float | UnsetType = UNSET
-    minimum: float | UnsetType = UNSET
+    maximum: int | float | UnsetType = UNSET
+    minimum: int | float | UnsetType = UNSET
     title: str | UnsetType = UNSET
     type: Literal["integer", "number"]
 
@@ -1334,11 +1334,11 @@ class ProgressNotificationParams(SchemaStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
-    progress: float
+    progress: int | float
     """The progress thus far. This should increase every time progress is made, even if the total is unknown."""
     progress_token: ProgressToken = field(name="progressToken")
     """The progress token which was given in the initial request, used to associate this notification with the request that is proceeding."""
-    total: float | UnsetType = UNSET
+    total: int | float | UnsetType = UNSET
     """Total number of items to process (or total progress required), if known."""
 
 
