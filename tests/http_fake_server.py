@@ -66,7 +66,11 @@ class Seen:
     @property
     def is_response(self) -> bool:
         message = self.message
-        return isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
+        return (
+            isinstance(message, dict)
+            and "method" not in message
+            and ("result" in message or "error" in message)
+        )
 
 
 def rpc_result(ident: Any, result: Any) -> dict[str, Any]:
@@ -78,7 +82,12 @@ def rpc_error(ident: Any, code: int, message: str) -> dict[str, Any]:
 
 
 def event(
-    data: Any = None, *, id: str | None = None, retry: int | None = None, kind: str | None = None, raw: bool = False
+    data: Any = None,
+    *,
+    id: str | None = None,
+    retry: int | None = None,
+    kind: str | None = None,
+    raw: bool = False,
 ) -> bytes:
     """One SSE event. ``data`` is JSON-encoded unless ``raw`` (bytes/str as they are); ``None``
     and ``""`` give an empty ``data:`` line (a priming event)."""
@@ -137,7 +146,7 @@ class Sse:
 
 
 Reply = Json | Status | Sse
-Handler = Callable[[Seen], "Reply | None | Awaitable[Reply | None]"]
+Handler = Callable[[Seen], "Reply | Awaitable[Reply | None] | None"]
 
 TOOLS = [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
 
@@ -165,7 +174,9 @@ class FakeServer:
         return self.responses.setdefault(ident, anyio.Event())
 
     def requests(self, method: str, rpc_method: str | None = None) -> list[Seen]:
-        return [s for s in self.seen if s.method == method and (rpc_method is None or s.rpc_method == rpc_method)]
+        return [
+            s for s in self.seen if s.method == method and (rpc_method is None or s.rpc_method == rpc_method)
+        ]
 
     async def wait_for(self, predicate: Callable[[Seen], bool], count: int = 1) -> list[Seen]:
         while True:
@@ -203,9 +214,19 @@ class FakeServer:
         self.seen.append(seen)
         self._note_change()
         try:
-            reply = await self._reply(seen)
-            seen.status = reply.status if not isinstance(reply, Sse) else 200
-            await self._send(reply, send, receive)
+            # A handler or stream still busy when the client goes away is cancelled.
+            async with anyio.create_task_group() as tg:
+
+                async def watch_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_disconnect)
+                reply = await self._reply(seen)
+                seen.status = reply.status if not isinstance(reply, Sse) else 200
+                await self._send(reply, send)
+                tg.cancel_scope.cancel()
         finally:
             seen.finished = anyio.current_time()
             self._note_change()
@@ -270,7 +291,7 @@ class FakeServer:
         """The default answer to initialize (opens a new session)."""
         message = seen.message
         version = self.protocol_version or message["params"]["protocolVersion"]
-        result = {
+        result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "fake", "version": "1.0"},
@@ -283,7 +304,7 @@ class FakeServer:
             headers["mcp-session-id"] = session
         return Json(rpc_result(message["id"], result), headers=headers)
 
-    async def _send(self, reply: Reply, send: Send, receive: Receive) -> None:
+    async def _send(self, reply: Reply, send: Send) -> None:
         if isinstance(reply, Json):
             body = reply.body if reply.raw else json.dumps(reply.body).encode()
             headers = {"content-type": "application/json", **reply.headers}
@@ -298,23 +319,14 @@ class FakeServer:
         else:
             headers = {"content-type": "text/event-stream", "cache-control": "no-cache", **reply.headers}
             await _start(send, 200, headers)
-            async with anyio.create_task_group() as tg:
-
-                async def watch_disconnect() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(watch_disconnect)
-                for item in reply.script:
-                    if isinstance(item, Wait):
-                        await item.event.wait()
-                    elif isinstance(item, _Hold):
-                        await anyio.sleep_forever()
-                    else:
-                        await send({"type": "http.response.body", "body": item, "more_body": True})
-                await send({"type": "http.response.body", "body": b""})
-                tg.cancel_scope.cancel()
+            for item in reply.script:
+                if isinstance(item, Wait):
+                    await item.event.wait()
+                elif isinstance(item, _Hold):
+                    await anyio.sleep_forever()
+                else:
+                    await send({"type": "http.response.body", "body": item, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
 
 
 async def _start(send: Send, status: int, headers: Mapping[str, str]) -> None:

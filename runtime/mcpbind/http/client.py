@@ -539,7 +539,7 @@ class StreamableHTTPTransport:
                     raise HTTPTransportError(status, body)
                 raise _Failure(
                     INTERNAL_ERROR,
-                    f"HTTP {status} {response.reason_phrase} from POST {self.url}"
+                    f"HTTP {status} {httpx.codes.get_reason_phrase(status)} from POST {self.url}"
                     + (f": {body}" if body else ""),
                     status,
                     body,
