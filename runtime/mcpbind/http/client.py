@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -66,8 +67,12 @@ from anyio.streams.memory import MemoryObjectSendStream
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpbind.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
+from mcpbind.session import _only_error
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.wire import Codec, RequestId
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 
 __all__ = [
     "HTTPTransportError",
@@ -524,8 +529,15 @@ class StreamableHTTPTransport:
                 self.initialize_status = status
             if status == 404 and sent_session is not None:
                 await _close(response)
-                if may_renew and await self._renew_session(sent_session):
-                    await self._post(message, envelope, may_renew=False)
+                if not may_renew:
+                    raise _Failure(
+                        CONNECTION_CLOSED,
+                        f"HTTP 404 again in the new session ({SESSION_HEADER} {sent_session})",
+                        404,
+                    )
+                if await self._renew_session(sent_session):
+                    if envelope.method != "notifications/initialized":  # the renewal sent it
+                        await self._post(message, envelope, may_renew=False)
                     return
                 raise _Failure(
                     CONNECTION_CLOSED,
@@ -966,6 +978,12 @@ async def open_streamable_http(
                 yield transport
             finally:
                 await transport.aclose()
+    except BaseExceptionGroup as group:
+        # The block's own error (a failed call, say) comes out as itself, not in a group.
+        single = _only_error(group)
+        if single is None:
+            raise
+        raise single from None
     finally:
         if own_client:
             with anyio.CancelScope(shield=True):
