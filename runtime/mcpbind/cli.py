@@ -1,11 +1,13 @@
 """The ``mcpbind`` command: serve a server, or call one.
 
     mcpbind serve path/to/server.py[:attr]        # or package.module[:attr]; stdio by default
+    mcpbind serve server.py --transport http --port 8000    # Streamable HTTP at /mcp
     mcpbind call "python server.py" tools/list
     mcpbind call "python server.py" tools/call echo --arg text=hello
     mcpbind call "python server.py" tools/call add --json '{"a": 1, "b": 2}'
     mcpbind call "python server.py" resources/read config://app
     mcpbind call "python server.py" prompts/get review --arg code=x
+    mcpbind call http://127.0.0.1:8000/mcp tools/list       # a URL: Streamable HTTP (or legacy SSE)
 
 ``call`` prints the JSON result on stdout and exits 1 on an error (a JSON-RPC error, or a tool
 result with ``isError``). ``--arg k=v`` values are converted to the types the tool's input
@@ -78,12 +80,12 @@ def _coerce(value: str, schema: dict[str, Any]) -> Any:
     return value
 
 
-def _pairs(items: list[str]) -> dict[str, str]:
+def _pairs(items: list[str], flag: str = "--arg") -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep:
-            raise SystemExit(f"mcpbind: --arg takes key=value, not {item!r}")
+            raise SystemExit(f"mcpbind: {flag} takes key=value, not {item!r}")
         out[key] = value
     return out
 
@@ -125,17 +127,21 @@ async def _call(session: ClientSession, args: argparse.Namespace) -> tuple[Any, 
 
 async def _run_call(args: argparse.Namespace) -> int:
     server: str = args.server
-    if server.startswith(("http://", "https://")):
-        print("mcpbind: HTTP servers are not supported yet; give a stdio command", file=sys.stderr)
-        return 2
-    command = shlex.split(server)
+    client = Client("mcpbind-cli", "0.1.0")
     try:
-        async with Client("mcpbind-cli", "0.1.0").connect_stdio(
-            command[0], command[1:], timeout=args.timeout
-        ) as session:
-            result, failed = await _call(session, args)
+        if server.startswith(("http://", "https://")):
+            headers = _pairs(args.header or [], "--header")
+            async with client.connect_url(server, headers=headers, timeout=args.timeout) as session:
+                result, failed = await _call(session, args)
+        else:
+            command = shlex.split(server)
+            async with client.connect_stdio(command[0], command[1:], timeout=args.timeout) as session:
+                result, failed = await _call(session, args)
     except McpError as exc:
         print(json.dumps({"code": exc.code, "message": exc.message}), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"mcpbind: cannot reach {server}: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
     return 1 if failed else 0
@@ -152,8 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
+    serve.add_argument("--path", default="/mcp", help="the HTTP endpoint (default /mcp)")
+    serve.add_argument("--stateless", action="store_true", help="HTTP without sessions")
+    serve.add_argument("--json-response", action="store_true", help="answer HTTP requests as JSON, not SSE")
     call = commands.add_parser("call", help="call a server and print the JSON result")
-    call.add_argument("server", help='a stdio command, quoted as one argument ("python server.py")')
+    call.add_argument("server", help='a URL, or a stdio command quoted as one argument ("python server.py")')
     call.add_argument(
         "method", help="tools/list, tools/call, resources/list, resources/read, prompts/list, ..."
     )
@@ -161,12 +170,22 @@ def main(argv: list[str] | None = None) -> int:
     call.add_argument("--arg", action="append", metavar="KEY=VALUE", help="an argument (repeatable)")
     call.add_argument("--json", help="the arguments as one JSON object")
     call.add_argument("--timeout", type=float, default=30.0)
+    call.add_argument("--header", action="append", metavar="NAME=VALUE", help="an HTTP header (repeatable)")
     args = parser.parse_args(argv)
     if args.command == "serve":
+        server = load_server(args.target)
         if args.transport == "http":
-            print("mcpbind: the HTTP transport is not available yet; use --transport stdio", file=sys.stderr)
-            return 2
-        load_server(args.target).run_stdio_sync(args.backend)
+            options: dict[str, Any] = {"path": args.path}
+            if args.stateless:
+                options["stateless"] = True
+            if args.json_response:
+                options["json_response"] = True
+            try:
+                server.run_http_sync(args.host, args.port, args.backend, **options)
+            except KeyboardInterrupt:
+                pass
+            return 0
+        server.run_stdio_sync(args.backend)
         return 0
     return anyio.run(_run_call, args)
 

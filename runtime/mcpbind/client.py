@@ -3,9 +3,10 @@ what a server sends."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.methods import NotificationSpec, RequestSpec
@@ -13,6 +14,12 @@ from mcpbind.pagination import all_pages
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, NotificationHandler, ProgressCallback, RequestContext, Session
 from mcpbind.transport import Transport
+
+if TYPE_CHECKING:
+    import httpx
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 
 __all__ = ["Client", "ClientSession"]
 
@@ -251,3 +258,69 @@ class Client(HandlerRegistry):
             self.connect(transport, timeout=timeout) as session,
         ):
             yield session
+
+    @asynccontextmanager
+    async def connect_url(
+        self,
+        url: str,
+        *,
+        transport: Literal["auto", "streamable-http", "sse"] = "auto",
+        headers: Mapping[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        timeout: float | None = None,
+        http_timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+    ) -> AsyncIterator[ClientSession]:
+        """Connect to the MCP server at ``url`` over HTTP (needs the ``http`` extra).
+
+        ``"auto"`` speaks Streamable HTTP and, as the spec's backward-compatibility section
+        says, falls back to the legacy HTTP+SSE transport of 2024-11-05 when the initialize
+        POST is answered with 400, 404 or 405 (``url`` is then the server's SSE endpoint).
+        ``"streamable-http"`` and ``"sse"`` use only that transport. ``headers`` and ``auth``
+        (an ``httpx.Auth``) go with every HTTP request; ``timeout`` bounds the handshake,
+        ``http_timeout`` each HTTP exchange and ``sse_read_timeout`` a silent SSE stream.
+        """
+        from mcpbind.http.client import HTTPTransportError, open_streamable_http
+        from mcpbind.http.legacy_client import open_legacy_sse
+
+        options: dict[str, Any] = {
+            "headers": headers,
+            "auth": auth,
+            "timeout": http_timeout,
+            "sse_read_timeout": sse_read_timeout,
+        }
+        async with AsyncExitStack() as stack:
+            session: ClientSession | None = None
+            if transport != "sse":
+                probe = AsyncExitStack()
+                try:
+                    http = await probe.enter_async_context(open_streamable_http(url, **options))
+                    session = await probe.enter_async_context(self.connect(http, timeout=timeout))
+                except BaseException as exc:
+                    refused = _find(exc, HTTPTransportError)
+                    await probe.aclose()  # its scopes were entered here: close them here, unshielded
+                    if transport != "auto" or refused is None or refused.status not in (400, 404, 405):
+                        if refused is not None:
+                            raise refused from None
+                        raise
+                else:
+                    stack.push_async_exit(probe)
+            if session is None:
+                legacy = await stack.enter_async_context(open_legacy_sse(url, **options))
+                session = await stack.enter_async_context(self.connect(legacy, timeout=timeout))
+            yield session
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def _find(exc: BaseException, kind: type[E]) -> E | None:
+    """``exc`` itself, or the one exception of ``kind`` inside (nested) exception groups."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _find(inner, kind)
+            if found is not None:
+                return found
+    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,6 +18,7 @@ from mcpbind.session import HandlerRegistry, RequestContext, Session
 from mcpbind.transport import Transport
 
 if TYPE_CHECKING:
+    from mcpbind.http.server import StreamableHTTPApp
     from mcpbind.prompts import FunctionPrompt
     from mcpbind.resources import FunctionResource, FunctionResourceTemplate
     from mcpbind.tools import FunctionTool
@@ -473,6 +475,26 @@ class Server(HandlerRegistry):
     def run_stdio_sync(self, backend: str = "asyncio") -> None:
         """Blocking :meth:`run_stdio`, for a script's ``main``."""
         anyio.run(self.run_stdio, backend=backend)
+
+    def http_app(self, **options: Any) -> StreamableHTTPApp:
+        """This server's Streamable HTTP transport as an ASGI application, to mount in any ASGI
+        server (``options``: see :class:`~mcpbind.http.server.StreamableHTTPApp`)."""
+        from mcpbind.http.server import StreamableHTTPApp
+
+        return StreamableHTTPApp(self, **options)
+
+    async def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve over Streamable HTTP at ``http://host:port/mcp`` (uvicorn on asyncio, hypercorn
+        on trio) until cancelled; needs the ``http`` extra."""
+        from mcpbind.http.server import serve_http
+
+        await serve_http(self, host, port, **options)
+
+    def run_http_sync(
+        self, host: str = "127.0.0.1", port: int = 8000, backend: str = "asyncio", **options: Any
+    ) -> None:
+        """Blocking :meth:`run_http`, for a script's ``main``."""
+        anyio.run(functools.partial(self.run_http, host, port, **options), backend=backend)
 
 
 def _method_of_handler(name: str) -> str:
