@@ -59,4 +59,4 @@ def test_resources_and_prompts() -> None:
 def test_bad_usage() -> None:
     assert mcpbind_cli("call", SERVE, "tools/call", "add", "--arg", "a").returncode != 0
     assert mcpbind_cli("serve", "no/such/file.py").returncode != 0
-    assert mcpbind_cli("serve", str(SERVER_FILE), "--transport", "http").returncode == 2
+    assert mcpbind_cli("serve", str(SERVER_FILE), "--transport", "carrier-pigeon").returncode == 2
