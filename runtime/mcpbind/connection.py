@@ -11,6 +11,7 @@ types first, so members it does not know are never sent to it.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -153,6 +154,13 @@ Event = (
 )
 
 
+@functools.cache
+def _shared_codec(role: Role, batching: bool | None) -> Codec:
+    """Codecs hold no per-connection state, and building one defines a struct per method: one
+    per role and batching rule is shared by every connection."""
+    return Codec(methods, role, batching=batching)
+
+
 def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
     """The version a server answers: the one asked for when it has it, else its newest."""
     return requested if requested in supported else supported[0]
@@ -187,7 +195,7 @@ class Connection:
     _codec: Codec = field(init=False)
 
     def __post_init__(self) -> None:
-        self._codec = Codec(methods, self.role)
+        self._codec = _shared_codec(self.role, None)
         for version in self.versions:
             load(version)  # fail at construction, not mid-session, on an unknown version
 
@@ -237,7 +245,8 @@ class Connection:
         if ident in self._in_flight:
             return [
                 Reply(
-                    Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"), ident
+                    Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"),
+                    ident,
                 )
             ]
         if method == "initialize":
@@ -245,7 +254,8 @@ class Connection:
         if self.phase is Phase.NEW:
             return [
                 Reply(
-                    Codec.encode_error(ident, INVALID_REQUEST, f"Received {method} before initialization"), ident
+                    Codec.encode_error(ident, INVALID_REQUEST, f"Received {method} before initialization"),
+                    ident,
                 )
             ]
         self._in_flight.add(ident)
@@ -253,14 +263,20 @@ class Connection:
 
     def _initialize(self, ident: RequestId, params: types.InitializeRequestParams) -> list[Event]:
         if self.role != "server":
-            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "A client does not accept initialize"), ident)]
+            return [
+                Reply(
+                    Codec.encode_error(ident, INVALID_REQUEST, "A client does not accept initialize"), ident
+                )
+            ]
         if self.phase is not Phase.NEW:
-            return [Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"), ident)]
+            return [
+                Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"), ident)
+            ]
         self.protocol_version = negotiate_version(params.protocol_version, self.versions)
         self.peer.info = params.client_info
         self.peer.capabilities = params.capabilities
         self.phase = Phase.INITIALIZING
-        self._codec = Codec(methods, self.role, batching=load(self.protocol_version).methods.BATCHING)
+        self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
         result = types.InitializeResult(
             protocol_version=self.protocol_version,
             capabilities=self.capabilities,
@@ -396,7 +412,7 @@ class Connection:
         if protocol_version not in self.versions:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
         self.protocol_version = protocol_version
-        self._codec = Codec(methods, self.role, batching=load(protocol_version).methods.BATCHING)
+        self._codec = _shared_codec(self.role, load(protocol_version).methods.BATCHING)
         self.phase = Phase.READY
 
     # -- client handshake -----------------------------------------------------------------
@@ -413,7 +429,7 @@ class Connection:
         self.peer.info = result.server_info
         self.peer.capabilities = result.capabilities
         self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
-        self._codec = Codec(methods, self.role, batching=load(self.protocol_version).methods.BATCHING)
+        self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
         self.phase = Phase.READY
         return Codec.encode_notification(methods.INITIALIZED.method)
 

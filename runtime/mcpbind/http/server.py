@@ -580,11 +580,14 @@ class StreamableHTTPApp:
         interval = min(max(timeout / 4, 0.01), 5.0)
         while True:
             await anyio.sleep(interval)
-            deadline = anyio.current_time() - timeout
-            for state in list(self.sessions.values()):
-                if state.active == 0 and state.last_seen < deadline:
-                    log.debug("session %s idle for %s s: ending it", state.id, timeout)
-                    self._end_session(state)
+            self._end_idle(anyio.current_time() - timeout)
+
+    def _end_idle(self, deadline: float) -> None:
+        # Apart from the sleeping loop, so that no variable of it keeps a session alive.
+        for state in list(self.sessions.values()):
+            if state.active == 0 and state.last_seen < deadline:
+                log.debug("session %s idle since %s: ending it", state.id, state.last_seen)
+                self._end_session(state)
 
     def _end_session(self, state: _SessionState) -> None:
         if self.sessions.get(state.id) is state:
