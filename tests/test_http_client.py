@@ -414,6 +414,35 @@ async def test_404_when_no_new_session_can_be_started_fails_the_request() -> Non
     assert "session-1" in info.value.message and "could not be started" in info.value.message
 
 
+async def test_404_again_in_the_new_session_fails_the_request() -> None:
+    fake = FakeServer()
+    fake.post_handlers["tools/call"] = lambda seen: Status(404, b"no such tool endpoint")
+    async with connect(fake) as (session, transport):
+        with pytest.raises(McpError) as info:
+            await session.call_tool("echo", {})
+        assert transport.session_id == "session-2"
+    assert info.value.code == CONNECTION_CLOSED
+    assert "404 again in the new session" in info.value.message
+    assert len(fake.requests("POST", "initialize")) == 2  # one renewal, not a loop
+
+
+async def test_concurrent_requests_hitting_404_share_one_new_session() -> None:
+    fake = FakeServer()
+    results: list[str] = []
+    async with connect(fake) as (session, _):
+        fake.expire_sessions()
+
+        async def call(text: str) -> None:
+            results.append(text_of(await session.call_tool("echo", {"text": text})))
+
+        async with anyio.create_task_group() as tg:
+            for text in ("a", "b", "c", "d"):
+                tg.start_soon(call, text)
+    assert sorted(results) == ["a", "b", "c", "d"]
+    assert len(fake.requests("POST", "initialize")) == 2
+    assert fake.session_count == 2
+
+
 # -- HTTP errors and bad bodies ---------------------------------------------------------------
 
 
