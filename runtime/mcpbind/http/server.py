@@ -154,18 +154,34 @@ class _Problem(Exception):
 
 
 class _JsonWaiter:
-    """The POST of one request in JSON-response mode, waiting for its response."""
+    """The POST of one request in JSON-response mode. The session's task that produces the
+    response writes it to the POST's connection itself, so that the POST's own task only waits
+    in ``receive()``: that returns ``http.disconnect`` once the response is sent (the ASGI
+    rule) or when the client goes away, and the POST needs neither a second task nor a wake-up.
+    """
 
-    __slots__ = ("data", "ended", "scope")
+    __slots__ = ("answered", "headers", "on_initialize", "send")
 
-    def __init__(self) -> None:
-        self.data: bytes | None = None
-        self.ended = False
-        self.scope: anyio.CancelScope | None = None
+    def __init__(
+        self, send: Send, headers: Headers, on_initialize: Callable[[bytes], Headers] | None
+    ) -> None:
+        self.send = send
+        self.headers = headers
+        self.on_initialize = on_initialize
+        self.answered = False
 
-    def wake(self) -> None:
-        if self.scope is not None:
-            self.scope.cancel()
+    async def respond(self, status: int, body: bytes) -> None:
+        if self.answered:
+            return
+        self.answered = True
+        headers = [*self.headers, (b"content-length", b"%d" % len(body))]
+        if self.on_initialize is not None and status == 200:
+            headers += self.on_initialize(body)
+        try:
+            await self.send({"type": "http.response.start", "status": status, "headers": headers})
+            await self.send({"type": "http.response.body", "body": body})
+        except Exception as exc:  # the ASGI server's own error for a connection that went away
+            log.debug("could not write a response: %r", exc)
 
 
 class HttpSessionTransport:
@@ -207,7 +223,10 @@ class HttpSessionTransport:
     # -- Transport ----------------------------------------------------------------------
 
     async def receive(self) -> bytes:
-        return await self._inbound.receive()
+        try:  # no trip through the event loop while messages are waiting
+            return self._inbound.receive_nowait()
+        except anyio.WouldBlock:
+            return await self._inbound.receive()
 
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         if self._closed:
@@ -224,8 +243,7 @@ class HttpSessionTransport:
                 return
             if final:
                 del self._routes[related]
-                route.data = message
-                route.wake()
+                await route.respond(200, message)
                 return
             # JSON-response mode: only the response goes on the POST; the rest as unrelated.
         await self._unrelated(message)
@@ -237,11 +255,10 @@ class HttpSessionTransport:
         self._closed = True
         self._inbound_send.close()
         self._inbound.close()
-        for route in self._routes.values():
-            if isinstance(route, _JsonWaiter):
-                route.ended = True
-                route.wake()
+        waiting = [route for route in self._routes.values() if isinstance(route, _JsonWaiter)]
         self._routes.clear()
+        for waiter in waiting:
+            await waiter.respond(404, Codec.encode_error(None, SESSION_NOT_FOUND, "Session ended"))
         for stream in [*self._streams.values(), *self._listeners]:
             stream.detach()
         self._streams.clear()
@@ -261,7 +278,10 @@ class HttpSessionTransport:
     async def deliver(self, message: bytes) -> None:
         """A message from the client, for the session to read."""
         try:
-            await self._inbound_send.send(message)
+            try:
+                self._inbound_send.send_nowait(message)
+            except anyio.WouldBlock:
+                await self._inbound_send.send(message)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
 
@@ -278,8 +298,11 @@ class HttpSessionTransport:
     def in_flight(self, ident: RequestId) -> bool:
         return ident in self._routes
 
-    def wait_json(self, ident: RequestId) -> _JsonWaiter:
-        waiter = self._routes[ident] = _JsonWaiter()
+    def wait_json(
+        self, ident: RequestId, send: Send, headers: Headers, on_initialize: Callable[[bytes], Headers] | None
+    ) -> _JsonWaiter:
+        """Request ``ident``'s response goes straight to ``send`` as JSON, with ``headers``."""
+        waiter = self._routes[ident] = _JsonWaiter(send, headers, on_initialize)
         return waiter
 
     def open_stream(self, ident: RequestId) -> SseStream:
@@ -876,25 +899,17 @@ class StreamableHTTPApp:
         initialize: bool,
     ) -> None:
         transport = state.transport
-        waiter = transport.wait_json(ident)
-        # Wait for the response while watching for the client going away, in one task: the
-        # transport cancels this scope when the response is there.
-        with anyio.CancelScope() as scope:
-            waiter.scope = scope
-            await transport.deliver(body)
-            while (await receive())["type"] != "http.disconnect":
-                pass
-        data = waiter.data
-        if data is None:
-            if waiter.ended:
-                raise _Problem(404, SESSION_NOT_FOUND, "Session ended", ident)
+        headers = [_JSON, *extra] if initialize else [_JSON, *extra, *state.header]
+        on_initialize = (
+            (lambda data: state.header if self._initialized(state, data) else []) if initialize else None
+        )
+        waiter = transport.wait_json(ident, send, headers, on_initialize)
+        await transport.deliver(body)
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        if not waiter.answered:  # the client went away first
+            waiter.answered = True
             await transport.cancel_request(ident, "The client disconnected")
-            return
-        headers: Headers = [_JSON, (b"content-length", b"%d" % len(data)), *extra]
-        if not initialize or self._initialized(state, data):
-            headers += state.header
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": data})
 
     async def _answer_sse(
         self,
