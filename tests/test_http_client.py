@@ -665,3 +665,14 @@ async def test_message_too_large_type_is_the_transport_protocols() -> None:
             with pytest.raises(MessageTooLarge) as info:
                 await transport.receive()
             assert info.value.limit == 200 and info.value.size > 200
+
+
+async def test_an_error_in_the_block_comes_out_as_itself_with_its_cause() -> None:
+    async with serve_asgi(FakeServer()) as base:
+        with pytest.raises(KeyError) as info:
+            async with open_streamable_http(f"{base}/mcp"):
+                try:
+                    raise ValueError("inner")
+                except ValueError as exc:
+                    raise KeyError("outer") from exc
+    assert isinstance(info.value.__cause__, ValueError)

@@ -959,6 +959,7 @@ async def open_streamable_http(
     """
     own_client = http_client is None
     client = http_client if http_client is not None else httpx.AsyncClient()
+    error: BaseException | None = None
     try:
         async with anyio.create_task_group() as tasks:
             transport = StreamableHTTPTransport(
@@ -979,12 +980,15 @@ async def open_streamable_http(
             finally:
                 await transport.aclose()
     except BaseExceptionGroup as group:
-        # The block's own error (a failed call, say) comes out as itself, not in a group.
-        single = _only_error(group)
-        if single is None:
+        # The block's own error (a failed call, say) comes out as itself, not in a group (the
+        # background tasks never fail). Raised below, outside this handler, so that its own
+        # cause and context stay as they were.
+        error = _only_error(group)
+        if error is None:
             raise
-        raise single from None
     finally:
         if own_client:
             with anyio.CancelScope(shield=True):
                 await client.aclose()
+    if error is not None:
+        raise error
