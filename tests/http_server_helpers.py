@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from mcpbind.http.server import StreamableHTTPApp, close_sse_stream
+from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
 from tests.http_harness import ServerName, serve_asgi
@@ -103,6 +104,19 @@ def make_server(probe: Probe | None = None) -> Server:
             await ctx.log("info", f"{i} " + "x" * size)
         return f"said {count}"
 
+    @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        """Asks the client to sample a message, and answers with what it said."""
+        result = await ctx.create_message(
+            types.CreateMessageRequestParams(
+                max_tokens=10,
+                messages=[types.SamplingMessage(role="user", content=types.TextContent(text="hi?"))],
+            )
+        )
+        assert isinstance(result, types.CreateMessageResult)
+        content = result.content
+        return content.text if isinstance(content, types.TextContent) else "?"
+
     @server.resource("test://hello", mime_type="text/plain")
     async def hello() -> str:
         return "hello"
@@ -130,7 +144,11 @@ def initialize(version: str = LATEST, ident: int = 0) -> dict[str, Any]:
     return request(
         ident,
         "initialize",
-        {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+        {
+            "protocolVersion": version,
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
     )
 
 

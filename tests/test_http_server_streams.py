@@ -278,3 +278,37 @@ async def test_response_on_closed_client_is_not_lost_for_httpx(asgi_server: Serv
         )
         assert isinstance(response, httpx.Response)
         assert helpers.messages(helpers.sse_events(response.text))[-1]["id"] == 1
+
+
+async def test_sampling_request_on_the_post_stream_answered_by_another_post(asgi_server: ServerName) -> None:
+    app = StreamableHTTPApp(make_server())
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        async with client.stream("POST", url, json=call(4, "ask"), headers=headers(session_id)) as response:
+            reader = EventReader(response)
+            sampling = await reader.next_message()
+            assert sampling["method"] == "sampling/createMessage"
+            answer = {
+                "jsonrpc": "2.0",
+                "id": sampling["id"],
+                "result": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"},
+            }
+            accepted = await client.post(url, json=answer, headers=headers(session_id))
+            assert accepted.status_code == 202
+            result = await reader.next_message()
+        assert result["id"] == 4 and result["result"]["content"][0]["text"] == "hello"
+
+
+async def test_json_mode_sends_other_messages_of_a_request_to_the_get_stream(asgi_server: ServerName) -> None:
+    app = StreamableHTTPApp(make_server(), json_response=True, keepalive_interval=None)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        async with get_stream(client, url, session_id) as stream:
+            await stream.next()  # priming
+            response, answers = await post(
+                client, url, call(2, "progress", {"steps": 2}, progressToken="t"), session_id
+            )
+            assert response.headers["content-type"] == "application/json"
+            assert [m["id"] for m in answers] == [2]
+            progress = [await stream.next_message(), await stream.next_message()]
+            assert [m["params"]["progress"] for m in progress] == [1, 2]

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping, Sequence
 from contextlib import asynccontextmanager
@@ -84,6 +85,9 @@ __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
     "DEFAULT_ALLOWED_ORIGINS",
     "HttpSessionTransport",
+    "Receive",
+    "Scope",
+    "Send",
     "StreamableHTTPApp",
     "close_sse_stream",
     "serve_http",
@@ -410,21 +414,17 @@ class HttpSessionTransport:
         self._backlog.append(message)
 
 
-def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> Awaitable[bool]:
+async def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> bool:
     """From a request handler: end the HTTP connection carrying this request's SSE stream now,
     without ending the stream. The handler goes on; what it sends next (its result included) is
     kept, and the client gets it by reconnecting with ``GET`` and ``Last-Event-ID`` after
-    ``retry_ms`` milliseconds (the app's ``retry_ms`` by default). Resolves to False, doing
-    nothing, where that is not possible (another transport, JSON-response or stateless mode, no
-    event store, a session older than 2025-11-25)."""
+    ``retry_ms`` milliseconds (the app's ``retry_ms`` by default). Returns False, doing nothing,
+    where that is not possible (another transport, JSON-response or stateless mode, no event
+    store, a session older than 2025-11-25)."""
     transport = ctx.session.transport
     if not isinstance(transport, HttpSessionTransport) or ctx.request_id is None:
-        return _false()
-    return transport.close_stream(ctx.request_id, retry_ms)
-
-
-async def _false() -> bool:
-    return False
+        return False
+    return await transport.close_stream(ctx.request_id, retry_ms)
 
 
 # -- the application -----------------------------------------------------------------------
@@ -438,7 +438,7 @@ class _SessionState:
         self.transport = transport
         self.header: Headers = [(b"mcp-session-id", session_id.encode())]
         self.active = 0
-        self.last_seen = anyio.current_time()
+        self.last_seen = time.monotonic()
         self.done = anyio.Event()
 
 
@@ -603,7 +603,7 @@ class StreamableHTTPApp:
         interval = min(max(timeout / 4, 0.01), 5.0)
         while True:
             await anyio.sleep(interval)
-            self._end_idle(anyio.current_time() - timeout)
+            self._end_idle(time.monotonic() - timeout)
 
     def _end_idle(self, deadline: float) -> None:
         # Apart from the sleeping loop, so that no variable of it keeps a session alive.
@@ -804,7 +804,7 @@ class StreamableHTTPApp:
                 await self._answer_sse(state, ident, body, receive, send, extra, initialize)
         finally:
             state.active -= 1
-            state.last_seen = anyio.current_time()
+            state.last_seen = time.monotonic()
 
     async def _read_body(self, request: _Request, receive: Receive) -> bytes | None:
         """The body, ``None`` if the client went away; 413 past the limit, whether declared by
@@ -993,7 +993,7 @@ class StreamableHTTPApp:
             if chunk:
                 await _write(send, chunk)
             if kind != MESSAGE:
-                return int(kind)
+                return kind
 
     # -- GET ----------------------------------------------------------------------------
 
@@ -1010,7 +1010,7 @@ class StreamableHTTPApp:
                 await self._listen(state, None, [], receive, send, extra)
         finally:
             state.active -= 1
-            state.last_seen = anyio.current_time()
+            state.last_seen = time.monotonic()
 
     async def _listen(
         self,
