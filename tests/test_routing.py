@@ -117,3 +117,17 @@ async def test_error_answers_are_final_for_their_request() -> None:
                 assert errors["x2"][1:3] == ("x2", True)
                 del client
         tg.cancel_scope.cancel()
+
+
+async def test_an_error_leaving_a_session_keeps_its_cause() -> None:
+    server_end, client_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(Server("routing", "1").run, server_end)
+        with pytest.raises(RuntimeError) as caught:
+            async with Client("t", "1").connect(client_end):
+                try:
+                    raise KeyError("inner")
+                except KeyError as exc:
+                    raise RuntimeError("outer") from exc
+        assert isinstance(caught.value.__cause__, KeyError)
+        tg.cancel_scope.cancel()

@@ -323,7 +323,7 @@ class Session:
             single = _only_error(group)
             if single is None:
                 raise
-            raise single from None
+            raise single from single.__cause__  # keeps its own cause, drops the group
         finally:
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
