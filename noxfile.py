@@ -102,7 +102,8 @@ CONFORMANCE_CLIENT_SCENARIOS = [
 @nox.session
 def conformance(session: nox.Session) -> None:
     """The official conformance suite against examples/conformance_server.py (every server scenario)
-    and examples/conformance_client.py (its client scenarios); any FAILURE or WARNING fails."""
+    and examples/conformance_client.py (its client scenarios), each on asyncio and on trio; any
+    FAILURE or WARNING fails."""
     import shutil
 
     setup = os.path.join("..", "shared", "conformance", "setup.sh")
@@ -118,70 +119,51 @@ def conformance(session: nox.Session) -> None:
         if line.startswith("export ")
     )
     node, suite, loopback = tools["N22"], tools["CONF"], tools["LOOP"]
-    # sniffio: serve_http imports it, yet neither anyio nor the http extra installs it (to fix there).
-    session.install(".[http]", "sniffio")
+    # hypercorn: serve_http's server on trio. sniffio: serve_http imports it, yet neither anyio
+    # nor the http extra installs it (to fix there).
+    session.install(".[http,trio]", "hypercorn>=0.17", "sniffio")
     python = os.path.join(session.bin, "python")
     results = os.path.join(session.create_tmp(), "conformance-results")
     shutil.rmtree(results, ignore_errors=True)
     expected = _conformance_scenarios(session, node, suite)
 
-    port = _free_loopback_port()
-    server_log = os.path.join(session.create_tmp(), "conformance-server.log")
-    with open(server_log, "wb") as log:
-        server = subprocess.Popen(
-            [python, "examples/conformance_server.py", "--port", str(port)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            _wait_until_answering(session, server, port, server_log)
-            session.run(
-                node,
-                suite,
-                "server",
-                "--url",
-                f"http://127.0.0.1:{port}/mcp",
-                "--suite",
-                "all",
-                "-o",
-                os.path.join(results, "server"),
-                external=True,
-                success_codes=[0, 1],  # judged below from the results, warnings included
-            )
-        finally:
-            _stop_process(server)
-    server_bad = _conformance_report(session, os.path.join(results, "server"), expected)
+    not_clean: list[str] = []
+    for backend in ("asyncio", "trio"):
+        port = _free_loopback_port()
+        server_log = os.path.join(results, f"server-{backend}.log")
+        os.makedirs(results, exist_ok=True)
+        with open(server_log, "wb") as log:
+            command = [python, "examples/conformance_server.py", "--port", str(port), "--backend", backend]
+            session.log(" ".join(command))
+            server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                _wait_until_answering(session, server, port, server_log)
+                folder = os.path.join(results, f"server-{backend}")
+                url = f"http://127.0.0.1:{port}/mcp"
+                # The exit status counts failures only; the results, read below, show warnings too.
+                _run_logged(session, [node, suite, "server", "--url", url, "--suite", "all", "-o", folder])
+            finally:
+                _stop_process(server)
+        bad = _conformance_report(session, f"server on {backend}", folder, expected)
+        not_clean += [f"{name} (server on {backend}; log {server_log})" for name in bad]
 
-    client_bad: list[str] = []
-    for scenario in CONFORMANCE_CLIENT_SCENARIOS:
-        code = session.run(
-            node,
-            "--require",
-            loopback,
-            suite,
-            "client",
-            "--command",
-            f"{python} examples/conformance_client.py",
-            "--scenario",
-            scenario,
-            "--timeout",
-            "60000",
-            "-o",
-            os.path.join(results, "client"),
-            external=True,
-            success_codes=[0, 1],
-        )
-        if code is not True:
-            client_bad.append(scenario)
-    client_bad += _conformance_report(
-        session, os.path.join(results, "client"), set(CONFORMANCE_CLIENT_SCENARIOS)
-    )
-    if server_bad or client_bad:
-        session.error(
-            "conformance: not clean: "
-            + ", ".join(sorted(set(server_bad)) + sorted(f"client {s}" for s in set(client_bad)))
-            + f" (results in {results}; server log in {server_log})"
-        )
+        folder = os.path.join(results, f"client-{backend}")
+        client = f"{python} examples/conformance_client.py --backend {backend}"
+        for scenario in CONFORMANCE_CLIENT_SCENARIOS:
+            command = [node, "--require", loopback, suite, "client", "--command", client]
+            command += ["--scenario", scenario, "--timeout", "60000", "-o", folder]
+            if _run_logged(session, command) != 0:
+                not_clean.append(f"{scenario} (client on {backend}: exit status)")
+        bad = _conformance_report(session, f"client on {backend}", folder, set(CONFORMANCE_CLIENT_SCENARIOS))
+        not_clean += [f"{name} (client on {backend})" for name in bad]
+    if not_clean:
+        session.error(f"conformance: not clean: {', '.join(not_clean)}; results in {results}")
+
+
+def _run_logged(session: nox.Session, command: list[str]) -> int:
+    """Run ``command`` with its output in the session's; its exit status (no exception)."""
+    session.log(" ".join(command))
+    return subprocess.run(command, check=False).returncode
 
 
 def _conformance_scenarios(session: nox.Session, node: str, suite: str) -> set[str]:
@@ -193,7 +175,7 @@ def _conformance_scenarios(session: nox.Session, node: str, suite: str) -> set[s
     }
 
 
-def _conformance_report(session: nox.Session, folder: str, expected: set[str]) -> list[str]:
+def _conformance_report(session: nox.Session, title: str, folder: str, expected: set[str]) -> list[str]:
     """Print one line per scenario (the latest run of each) and return those not clean: a FAILURE
     or WARNING check, or an expected scenario that left no results."""
     import json
@@ -205,6 +187,7 @@ def _conformance_report(session: nox.Session, folder: str, expected: set[str]) -
         name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", checks.parent.name).removeprefix("server-")
         latest[name] = checks
     bad: list[str] = []
+    session.log(f"conformance, {title}:")
     for name in sorted(expected | set(latest)):
         if name not in latest:
             session.log(f"MISSING  {name}: no results")

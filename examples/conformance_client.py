@@ -1,8 +1,8 @@
 """The client the official MCP conformance suite starts for its client scenarios.
 
-The suite runs ``python examples/conformance_client.py URL`` against a mock server of its own,
-with the scenario's name in ``MCP_CONFORMANCE_SCENARIO``; this client does what that scenario
-expects over Streamable HTTP and exits 0, or prints why not and exits 1.
+The suite runs ``python examples/conformance_client.py [--backend trio] URL`` against a mock
+server of its own, with the scenario's name in ``MCP_CONFORMANCE_SCENARIO``; this client does
+what that scenario expects over Streamable HTTP and exits 0, or prints why not and exits 1.
 
     initialize                           connect (initialize + initialized), then close
     tools_call                           call ``add_numbers`` with {a, b}
@@ -17,6 +17,7 @@ Other scenarios (``auth/*``) are not supported yet: exit 2 with a message.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -125,10 +126,10 @@ def _describe(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: conformance_client.py URL  (scenario in MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
-        return UNSUPPORTED
+    parser = argparse.ArgumentParser(description="Play the conformance scenario in MCP_CONFORMANCE_SCENARIO.")
+    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    parser.add_argument("url", help="the MCP endpoint of the suite's mock server")
+    options = parser.parse_args(argv)
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     if scenario not in SCENARIOS:
         print(
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return UNSUPPORTED
     try:
-        outcome = anyio.run(run, scenario, args[0])
+        outcome = anyio.run(run, scenario, options.url, backend=options.backend)
     except Exception as exc:  # one line saying why, and a non-zero exit, whatever went wrong
         print(f"conformance_client: {scenario} failed: {_describe(exc)}", file=sys.stderr)
         return 1
