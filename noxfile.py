@@ -119,9 +119,8 @@ def conformance(session: nox.Session) -> None:
         if line.startswith("export ")
     )
     node, suite, loopback = tools["N22"], tools["CONF"], tools["LOOP"]
-    # hypercorn: serve_http's server on trio. sniffio: serve_http imports it, yet neither anyio
-    # nor the http extra installs it (to fix there).
-    session.install(".[http,trio]", "hypercorn>=0.17", "sniffio")
+    # hypercorn: what serve_http runs on trio.
+    session.install(".[http,trio]", "hypercorn>=0.17")
     python = os.path.join(session.bin, "python")
     results = os.path.join(session.create_tmp(), "conformance-results")
     shutil.rmtree(results, ignore_errors=True)
