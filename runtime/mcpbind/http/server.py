@@ -217,8 +217,9 @@ class HttpSessionTransport:
         # Unfinished POST streams by id (for resumption) and the GET streams taking messages.
         self._streams: dict[str, SseStream] = {}
         self._listeners: list[SseStream] = []
-        self._backlog: deque[bytes] = deque()
-        self._completed: deque[str] = deque()
+        # Made when first needed: an empty deque costs more than the rest of this object.
+        self._backlog: deque[bytes] | None = None
+        self._completed: deque[str] | None = None
         self._backlog_size = backlog
         self._next_stream = 0
         self._next_event = 0
@@ -267,7 +268,7 @@ class HttpSessionTransport:
             stream.detach()
         self._streams.clear()
         self._listeners.clear()
-        self._backlog.clear()
+        self._backlog = None
 
     # -- from the HTTP side ---------------------------------------------------------------
 
@@ -328,6 +329,8 @@ class HttpSessionTransport:
         """Give the GET stream the backlog, then the unrelated messages from now on."""
         while self._backlog and stream.attached:
             await self._emit(stream, self._backlog.popleft(), MESSAGE)
+        if not self._backlog:
+            self._backlog = None
         if stream.attached and not self._closed:
             self._listeners.append(stream)
 
@@ -348,6 +351,8 @@ class HttpSessionTransport:
         if self._streams.pop(stream.id, None) is None or self.event_store is None:
             return
         completed = self._completed
+        if completed is None:
+            completed = self._completed = deque()
         completed.append(stream.id)
         if len(completed) > KEEP_COMPLETED:
             await self.event_store.forget_stream(self.session_id, completed.popleft())
@@ -408,10 +413,13 @@ class HttpSessionTransport:
         if self._backlog_size <= 0:
             log.debug("no GET stream: dropping a %d-byte message", len(message))
             return
-        if len(self._backlog) >= self._backlog_size:
-            self._backlog.popleft()
+        backlog = self._backlog
+        if backlog is None:
+            backlog = self._backlog = deque()
+        elif len(backlog) >= self._backlog_size:
+            backlog.popleft()
             log.debug("backlog full (%d messages): dropped the oldest", self._backlog_size)
-        self._backlog.append(message)
+        backlog.append(message)
 
 
 async def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> bool:
@@ -431,7 +439,7 @@ async def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> 
 
 
 class _SessionState:
-    __slots__ = ("active", "done", "header", "id", "last_seen", "transport")
+    __slots__ = ("active", "done", "finished", "header", "id", "last_seen", "transport")
 
     def __init__(self, session_id: str, transport: HttpSessionTransport) -> None:
         self.id = session_id
@@ -439,7 +447,8 @@ class _SessionState:
         self.header: Headers = [(b"mcp-session-id", session_id.encode())]
         self.active = 0
         self.last_seen = time.monotonic()
-        self.done = anyio.Event()
+        self.finished = False
+        self.done: anyio.Event | None = None  # made by whoever waits for the end
 
 
 class _Request:
@@ -629,7 +638,9 @@ class StreamableHTTPApp:
             if self.event_store is not None:
                 with anyio.CancelScope(shield=True):
                     await self.event_store.forget_session(state.id)
-            state.done.set()
+            state.finished = True
+            if state.done is not None:
+                state.done.set()
 
     # -- ASGI ---------------------------------------------------------------------------
 
@@ -1097,7 +1108,9 @@ class StreamableHTTPApp:
         state = self._session(request)
         self._end_session(state)
         with anyio.move_on_after(5):
-            await state.done.wait()
+            if not state.finished:
+                state.done = state.done or anyio.Event()
+                await state.done.wait()
         await send({"type": "http.response.start", "status": 204, "headers": extra})
         await send({"type": "http.response.body", "body": b""})
 
