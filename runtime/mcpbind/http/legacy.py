@@ -163,10 +163,14 @@ class _SessionTransport:
         self.incoming.close()
         self.outgoing.close()
 
-    async def aclose(self) -> None:
-        # The stream still delivers what is queued, then ends.
-        self._outgoing.close()
+    def finish(self) -> None:
+        """The session is over: POSTs find it gone; the stream delivers what is queued, then ends."""
+        self.incoming.close()
         self._incoming.close()
+        self._outgoing.close()
+
+    async def aclose(self) -> None:
+        self.finish()
 
 
 class LegacySession:
@@ -270,7 +274,7 @@ class LegacySSEApp:
         except Exception:
             log.exception("legacy SSE session %s failed", session.id)
         finally:
-            session.transport.disconnect()
+            session.transport.finish()
             if self._sessions.get(session.id) is session:
                 del self._sessions[session.id]
             session._closed.set()
