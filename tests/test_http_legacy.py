@@ -562,6 +562,30 @@ async def test_without_lifespan_run_serves_sessions(probe: Probe) -> None:
         assert not app.running
 
 
+@pytest.mark.anyio
+async def test_mounted_under_a_root_path_the_endpoint_includes_it(probe: Probe) -> None:
+    app = LegacySSEApp(make_server(probe))
+    request: dict[str, Any] = {
+        "type": "http",
+        "method": "GET",
+        "path": "/api/v1/sse",
+        "root_path": "/api/v1",
+        "query_string": b"",
+        "headers": [(b"host", b"localhost")],
+    }
+    to_test, sent = anyio.create_memory_object_stream[Any](100)
+
+    async def receive() -> Any:
+        await anyio.sleep_forever()
+
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tg, app.run():
+            tg.start_soon(app, request, receive, to_test.send)
+            assert (await sent.receive())["status"] == 200
+            body = (await sent.receive())["body"]
+            assert body.startswith(b"event: endpoint\ndata: /api/v1/messages?session_id=")
+
+
 # -- the client against a scripted server ---------------------------------------------------------
 
 

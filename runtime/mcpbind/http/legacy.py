@@ -14,7 +14,10 @@ handlers are cancelled.
 
 Sessions run in a task group that the app opens in the ASGI ``lifespan`` startup; for hosts that
 do not send lifespan events, wrap the serving in ``async with app.run():``. Without either, the
-SSE endpoint answers 500 and says why.
+SSE endpoint answers 500 and says why. Leaving ``run()`` (lifespan shutdown) ends every session
+and its stream. uvicorn waits for open connections before it sends the lifespan shutdown, and
+an SSE stream stays open as long as its client: give it ``timeout_graceful_shutdown`` so that
+it stops with clients still connected (hypercorn has ``graceful_timeout``).
 
 Limits, all keyword arguments of :class:`LegacySSEApp`:
 
