@@ -16,6 +16,10 @@ How messages travel, and the choices made where the specification leaves them op
   (progress, logs, sampling...) then the response, or with ``json_response=True`` by the
   response alone as ``application/json``; in that mode the other messages tied to a request go
   where unrelated messages go. A notification or response gets 202.
+* ``Content-Type`` must be ``application/json`` (415); a body over ``max_body_size`` gets 413,
+  whether ``Content-Length`` says so or the body turns out longer; bad JSON gets 400 and -32700.
+  ``MCP-Protocol-Version`` must name a version the server supports (400); when absent,
+  2025-03-26 is assumed (which matters only in stateless mode).
 * ``Accept`` must list both ``application/json`` and ``text/event-stream`` (only the first in
   JSON-response mode; only the second for GET); wildcards (``*/*``, ``application/*``,
   ``text/*``) count, a missing header does not (406).
@@ -33,6 +37,11 @@ How messages travel, and the choices made where the specification leaves them op
 * A client that disconnects from a POST stream does not cancel its request when the stream can
   be resumed (an event store is configured): the handler goes on and its events are kept.
   Otherwise (JSON-response mode, stateless mode, no event store) the handler is cancelled.
+  The events of the last few completed POST streams of a session stay in the store too, for a
+  client whose connection broke before the server noticed.
+* In JSON-response mode the session's task that produces a response writes it to the POST's
+  connection itself; the POST's task only waits in ``receive()``, which the ASGI server ends
+  with ``http.disconnect`` once the response is sent or the client has gone.
 * Sessions: ids from :func:`secrets.token_urlsafe`. Past ``max_sessions`` an ``initialize``
   gets 503 (existing sessions are never evicted to make room). A session with no HTTP request
   in progress for ``session_idle_timeout`` seconds ends; so does one whose client sends DELETE
