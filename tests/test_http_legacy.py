@@ -23,7 +23,7 @@ from httpx_sse import ServerSentEvent, aconnect_sse
 from mcpbind.client import Client, ClientSession
 from mcpbind.errors import CONNECTION_CLOSED, INTERNAL_ERROR, McpError
 from mcpbind.http.legacy import LegacySession, LegacySSEApp
-from mcpbind.http.legacy_client import LegacySSEError, LegacySSETransport, _EventParser, open_legacy_sse
+from mcpbind.http.legacy_client import LegacySSEError, LegacySSETransport, open_legacy_sse
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
@@ -601,6 +601,8 @@ class ScriptedServer:
         self.content_type = b"text/event-stream"
         self.endpoint = endpoint
         self.post_status = post_status
+        # Sent in the same body chunk as the endpoint event, before and after it.
+        self.around_endpoint = (b"", b"")
         self.get_headers: dict[str, str] = {}
         self.posts: list[tuple[dict[str, str], bytes]] = []
         self.done = anyio.Event()
@@ -655,7 +657,9 @@ class ScriptedServer:
             await send(
                 {
                     "type": "http.response.body",
-                    "body": f"event: endpoint\r\ndata: {self.endpoint}\r\n\r\n".encode(),
+                    "body": self.around_endpoint[0]
+                    + f"event: endpoint\r\ndata: {self.endpoint}\r\n\r\n".encode()
+                    + self.around_endpoint[1],
                     "more_body": True,
                 }
             )
@@ -722,6 +726,28 @@ async def test_client_receives_messages_and_reports_oversized_ones() -> None:
 
 
 @pytest.mark.anyio
+async def test_client_keeps_messages_that_share_the_endpoint_events_chunk() -> None:
+    fake = ScriptedServer()
+    fake.around_endpoint = (
+        b'data: {"jsonrpc":"2.0","method":"early"}\n\n',
+        b'event: message\ndata: {"jsonrpc":"2.0","method":"a"}\n\nevent: endpoint\ndata: /other\n\n'
+        b'data: {"jsonrpc":"2.0","method":"b"}\n\n',
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            serve_asgi(fake) as base_url,
+            open_legacy_sse(base_url + "/sse") as transport,
+        ):
+            assert transport.endpoint == base_url + "/messages?session_id=abc"  # the first one counts
+            for method in ("early", "a", "b"):
+                assert await transport.receive() == b'{"jsonrpc":"2.0","method":"%s"}' % method.encode()
+            fake.end_stream()
+            with pytest.raises(anyio.EndOfStream):
+                await transport.receive()
+        await fake.done.wait()
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("endpoint", "problem"),
     [
@@ -778,34 +804,3 @@ async def test_failed_posts_fail_the_request_not_the_session() -> None:
             with pytest.raises(anyio.EndOfStream):
                 await transport.receive()
     assert len(fake.posts) == 4
-
-
-# -- the client's event parser ---------------------------------------------------------------------
-
-
-def parse(chunks: list[bytes], limit: int = 1000) -> list[Any]:
-    parser = _EventParser(limit)
-    out: list[Any] = []
-    for chunk in chunks:
-        out.extend(parser.feed(chunk))
-    return [("too large", e.limit) if isinstance(e, MessageTooLarge) else e for e in out]
-
-
-def test_parser_line_ends_and_fields() -> None:
-    stream = b"event: endpoint\r\ndata: /m?s=1\r\n\r\n: ping\n\ndata:no space\n\nevent: message\rdata: a\rdata: b\r\r"
-    expected = [("endpoint", b"/m?s=1"), ("message", b"no space"), ("message", b"a\nb")]
-    assert parse([stream]) == expected
-    # Any split of the bytes gives the same events, a \r\n split in two included.
-    for size in (1, 2, 3, 7):
-        assert parse([stream[i : i + size] for i in range(0, len(stream), size)]) == expected
-
-
-def test_parser_ignores_unterminated_and_empty_events() -> None:
-    assert parse([b"id: 5\nretry: 10\n\nevent: message\n\ndata: pending"]) == []
-
-
-def test_parser_bounds_what_it_holds() -> None:
-    events = parse([b"data: " + b"x" * 60, b"x" * 60, b"\n\n", b"data: ok\n\n"], limit=100)
-    assert events == [("too large", 100), ("message", b"ok")]
-    many_lines = parse([b"data: " + b"x" * 40 + b"\n"] * 4 + [b"\ndata: ok\n\n"], limit=100)
-    assert many_lines == [("too large", 100), ("message", b"ok")]

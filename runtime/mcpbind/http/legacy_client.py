@@ -40,6 +40,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.errors import INTERNAL_ERROR, McpError
+from mcpbind.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.wire import RequestId
 
@@ -48,8 +49,6 @@ __all__ = ["LegacySSEError", "LegacySSETransport", "open_legacy_sse"]
 log = logging.getLogger("mcpbind.http.legacy")
 
 Received = bytes | MessageTooLarge
-# A parsed event: its type and data, or the notice that one was too large.
-ParsedEvent = tuple[str, bytes] | MessageTooLarge
 
 
 class LegacySSEError(Exception):
@@ -66,85 +65,6 @@ class _Envelope(msgspec.Struct):
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
-
-
-class _EventParser:
-    """Incremental ``text/event-stream`` parsing, bounded: an event's data beyond ``limit``
-    bytes is dropped as it arrives, and the event is reported as too large."""
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._buffer = bytearray()
-        self._after_cr = False
-        self._discarding_line = False
-        self._event = ""
-        self._data: list[bytes] = []
-        self._size = 0
-        self._too_large = False
-
-    def feed(self, chunk: bytes) -> list[ParsedEvent]:
-        # Line ends are \r\n, \n or \r: make them all \n (a \r\n may be split across chunks).
-        if self._after_cr:
-            self._after_cr = False
-            if chunk[:1] == b"\n":
-                chunk = chunk[1:]
-        if chunk.endswith(b"\r"):
-            self._after_cr = True
-        if b"\r" in chunk:
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        out: list[ParsedEvent] = []
-        buffer = self._buffer
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                break
-            if self._discarding_line:
-                self._discarding_line = False
-                buffer.clear()
-            else:
-                if buffer:
-                    buffer += chunk[start:end]
-                    line = bytes(buffer)
-                    buffer.clear()
-                else:
-                    line = chunk[start:end]
-                self._line(line, out)
-            start = end + 1
-        if not self._discarding_line:
-            buffer += chunk[start:]
-            if len(buffer) > self._limit + 16:  # room for a field name
-                self._discarding_line = True
-                self._too_large = True
-                buffer.clear()
-        return out
-
-    def _line(self, line: bytes, out: list[ParsedEvent]) -> None:
-        if not line:
-            if self._too_large:
-                out.append(MessageTooLarge(self._size, self._limit))
-            elif self._data:
-                out.append((self._event or "message", b"\n".join(self._data)))
-            self._event = ""
-            self._data = []
-            self._size = 0
-            self._too_large = False
-            return
-        if line[:1] == b":":
-            return
-        name, colon, value = line.partition(b":")
-        if colon and value[:1] == b" ":
-            value = value[1:]
-        if name == b"data":
-            self._size += len(value)
-            if self._size > self._limit:
-                self._too_large = True
-                self._data = []
-            elif not self._too_large:
-                self._data.append(value)
-        elif name == b"event":
-            self._event = value.decode("utf-8", "replace")
-        # id and retry mean nothing in this transport; other fields are ignored per the SSE spec.
 
 
 class LegacySSETransport:
@@ -272,8 +192,8 @@ async def open_legacy_sse(
             ) from exc
         chunks = response.aiter_bytes()
         try:
-            parser = _EventParser(max_message_size)
-            endpoint = await _wait_endpoint(url, response, chunks, parser, send_received, timeout)
+            decoder = SSEDecoder(max_message_size)
+            endpoint = await _wait_endpoint(url, response, chunks, decoder, send_received, timeout)
             transport = LegacySSETransport(
                 client, endpoint, received, send_received, headers=headers, auth=auth, timeout=timeout
             )
@@ -283,7 +203,7 @@ async def open_legacy_sse(
             await tasks.__aenter__()
             try:
                 tasks.start_soon(
-                    _read_stream, chunks, parser, send_received, name="mcpbind legacy SSE reader"
+                    _read_stream, chunks, decoder, send_received, name="mcpbind legacy SSE reader"
                 )
                 yield transport
             finally:
@@ -308,7 +228,7 @@ async def _wait_endpoint(
     url: str,
     response: httpx.Response,
     chunks: AsyncIterator[bytes],
-    parser: _EventParser,
+    decoder: SSEDecoder,
     queue: MemoryObjectSendStream[Received],
     timeout: float,
 ) -> str:
@@ -326,21 +246,39 @@ async def _wait_endpoint(
     try:
         with anyio.fail_after(timeout):
             async for chunk in chunks:
-                for event in parser.feed(chunk):
-                    if not isinstance(event, MessageTooLarge) and event[0] == "endpoint":
-                        return _resolve_endpoint(url, event[1].decode("utf-8", "replace").strip())
-                    if isinstance(event, MessageTooLarge) or event[0] == "message":
-                        # Before the endpoint: out of order, but not worth losing. The queue has
-                        # room for as many as it holds; past that the server is misbehaving.
-                        try:
-                            queue.send_nowait(event if isinstance(event, MessageTooLarge) else event[1])
-                        except anyio.WouldBlock:
-                            raise LegacySSEError("too many messages before the endpoint event") from None
+                endpoint: str | None = None
+                for event in decoder.feed(chunk):
+                    if endpoint is None and isinstance(event, SSEEvent) and event.type == "endpoint":
+                        endpoint = _resolve_endpoint(url, event.data.decode("utf-8", "replace").strip())
+                        continue
+                    item = _received(event, decoder)
+                    if item is None:
+                        continue
+                    # A message before the endpoint is out of order, but not worth losing (and
+                    # those after it in the same chunk are in order). The queue has room for
+                    # as many as it holds; past that the server is misbehaving.
+                    try:
+                        queue.send_nowait(item)
+                    except anyio.WouldBlock:
+                        raise LegacySSEError("too many messages before the endpoint event") from None
+                if endpoint is not None:
+                    return endpoint
     except TimeoutError:
         raise LegacySSEError(f"no endpoint event from {url} within {timeout} s") from None
     except httpx.HTTPError as exc:
         raise LegacySSEError(f"the SSE stream from {url} failed: {type(exc).__name__}: {exc}") from exc
     raise LegacySSEError(f"the SSE stream from {url} ended before its endpoint event")
+
+
+def _received(event: SSEEvent | SSETooLarge, decoder: SSEDecoder) -> Received | None:
+    """What ``receive()`` gets for an event: a message's data, or the notice of an oversized
+    one; ``None`` for other event types, which this transport ignores."""
+    if isinstance(event, SSETooLarge):
+        return MessageTooLarge(event.size, decoder.max_event_size)
+    if event.type == "message":
+        return event.data
+    log.debug("ignoring an SSE event of type %r", event.type)
+    return None
 
 
 def _resolve_endpoint(url: str, data: str) -> str:
@@ -355,17 +293,15 @@ def _resolve_endpoint(url: str, data: str) -> str:
 
 
 async def _read_stream(
-    chunks: AsyncIterator[bytes], parser: _EventParser, queue: MemoryObjectSendStream[Received]
+    chunks: AsyncIterator[bytes], decoder: SSEDecoder, queue: MemoryObjectSendStream[Received]
 ) -> None:
+    # Event ids and retry delays mean nothing in this transport (it never resumes a stream).
     try:
         async for chunk in chunks:
-            for event in parser.feed(chunk):
-                if isinstance(event, MessageTooLarge):
-                    await queue.send(event)
-                elif event[0] == "message":
-                    await queue.send(event[1])
-                else:
-                    log.debug("ignoring an SSE event of type %r", event[0])
+            for event in decoder.feed(chunk):
+                item = _received(event, decoder)
+                if item is not None:
+                    await queue.send(item)
         log.info("the server closed the SSE stream")
     except httpx.HTTPError as exc:
         log.info("the SSE stream failed: %s: %s", type(exc).__name__, exc)
