@@ -33,8 +33,6 @@ from mcpbind.session import RequestContext
 
 __all__ = ["JSON_SCHEMA_2020_12_TOOL", "build_server", "main"]
 
-methods = types.methods
-
 # -- media made here, small and valid --------------------------------------------------------
 
 
@@ -307,21 +305,15 @@ def build_server() -> Server:
 
     # tools: schema keywords kept as written
 
-    @server.tool(JSON_SCHEMA_2020_12_TOOL, description="Tool with JSON Schema 2020-12 features")
+    # The schema is advertised as written; the arguments are still decoded into the parameters
+    # (and, as it says "additionalProperties": false, unknown ones are refused).
+    @server.tool(
+        JSON_SCHEMA_2020_12_TOOL,
+        description="Tool with JSON Schema 2020-12 features",
+        input_schema=JSON_SCHEMA_2020_12,
+    )
     def json_schema_tool(name: str | None = None, address: Address | None = None) -> str:
         return f"Received name={name!r}, address={_json(address)}"
-
-    # mcpbind derives inputSchema from the signature and has no way to give one verbatim, so
-    # tools/list is answered here, with the 2020-12 schema put in for that one tool.
-    @server.on(methods.TOOLS_LIST)
-    async def list_tools(params: types.PaginatedRequestParams, ctx: RequestContext) -> types.ListToolsResult:
-        listed = []
-        for tool in server.tools.values():
-            definition = tool.definition()
-            if tool.name == JSON_SCHEMA_2020_12_TOOL:
-                definition = msgspec.structs.replace(definition, input_schema=JSON_SCHEMA_2020_12)
-            listed.append(definition)
-        return types.ListToolsResult(tools=listed)
 
     # tools: transport behaviour
 

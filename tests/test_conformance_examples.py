@@ -131,8 +131,11 @@ async def test_json_schema_2020_12_tool_is_also_callable() -> None:
         result = await session.call_tool(
             JSON_SCHEMA_2020_12_TOOL, {"name": "Ada", "address": {"street": "1 Main St", "city": "Paris"}}
         )
+        # The schema says "additionalProperties": false, and the tool holds to it.
+        refused = await session.call_tool(JSON_SCHEMA_2020_12_TOOL, {"name": "Ada", "age": 36})
     assert result.is_error is not True
     assert "Paris" in _texts(result)[0]
+    assert refused.is_error is True and "unknown field `age`" in _texts(refused)[0]
 
 
 # -- tool content -----------------------------------------------------------------------------

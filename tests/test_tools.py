@@ -272,3 +272,170 @@ def test_parameter_descriptions_from_docstrings() -> None:
     explicit = FunctionTool(google, "forecast", description="Weather.")
     assert explicit.description == "Weather."
     assert explicit.input_schema["properties"]["city"]["description"] == "The city's name."
+
+
+# -- schemas given verbatim ------------------------------------------------------------------------
+
+
+class Address(msgspec.Struct):
+    street: str
+    city: str | None = None
+
+
+SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            "required": ["street"],
+        }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+
+def verbatim_server() -> Server:
+    verbatim = Server("verbatim", "1")
+    given = {**SCHEMA_2020_12}
+
+    @verbatim.tool(input_schema=given)
+    def deliver(name: str, address: Address | None = None) -> str:
+        return f"{name} at {address.street if address else 'nowhere'}"
+
+    given["properties"] = {}  # the caller's dict changing later changes nothing
+
+    @verbatim.tool(
+        input_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    )
+    def lenient(name: str) -> str:
+        return name
+
+    @verbatim.tool(
+        output_schema={
+            "type": "object",
+            "properties": {"total": {"type": "integer", "description": "The sum"}},
+            "required": ["total"],
+            "additionalProperties": False,
+        }
+    )
+    def total(values: list[int], broken: bool = False) -> Any:
+        return [sum(values)] if broken else {"total": sum(values)}
+
+    @verbatim.tool(output_schema={"type": "object"})
+    def raw() -> types.CallToolResult:
+        return types.CallToolResult(content=[], structured_content={"made": "by hand"})
+
+    return verbatim
+
+
+async def test_an_input_schema_given_verbatim_is_listed_as_written() -> None:
+    async with connected(verbatim_server()) as client:
+        tools = {tool.name: tool for tool in await client.all_tools()}
+    assert tools["deliver"].input_schema == SCHEMA_2020_12
+    assert tools["deliver"].output_schema is types.UNSET  # the return annotation says text
+    assert tools["lenient"].input_schema == {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    }
+    assert tools["total"].input_schema["properties"]["values"] == {
+        "type": "array",
+        "items": {"type": "integer"},
+    }
+    assert tools["total"].output_schema == {
+        "type": "object",
+        "properties": {"total": {"type": "integer", "description": "The sum"}},
+        "required": ["total"],
+        "additionalProperties": False,
+    }
+
+
+async def test_arguments_for_a_verbatim_schema_are_decoded_into_the_parameters() -> None:
+    async with connected(verbatim_server()) as client:
+        done = await client.call_tool("deliver", {"name": "ada", "address": {"street": "Main St"}})
+        assert done.content == [types.TextContent(text="ada at Main St")]
+        wrong = await client.call_tool("deliver", {"name": "ada", "address": {"city": "Paris"}})
+        assert wrong.is_error is True
+        assert wrong.content == [
+            types.TextContent(
+                text="Invalid arguments for tool deliver: Object missing required field `street`"
+                " - at `arguments.address`"
+            )
+        ]
+        # "additionalProperties": false at the top of the schema is enforced...
+        extra = await client.call_tool("deliver", {"name": "ada", "colour": "red"})
+        assert extra.is_error is True
+        assert extra.content == [
+            types.TextContent(
+                text="Invalid arguments for tool deliver: Object contains unknown field `colour`"
+            )
+        ]
+        # ...and without it, unknown arguments are ignored as usual.
+        assert (await client.call_tool("lenient", {"name": "x", "colour": "red"})).is_error is not True
+
+
+async def test_an_output_schema_given_verbatim_takes_the_value_as_structured_content() -> None:
+    async with connected(verbatim_server()) as client:
+        summed = await client.call_tool("total", {"values": [1, 2, 3]})
+        assert summed.structured_content == {"total": 6}  # not wrapped in {"result": ...}
+        assert summed.content == [types.TextContent(text='{"total":6}')]
+        broken = await client.call_tool("total", {"values": [1], "broken": True})
+        assert broken.is_error is True and broken.structured_content is types.UNSET
+        assert broken.content == [
+            types.TextContent(
+                text="Tool total returned list, but its output schema describes an object: "
+                "return a mapping, struct or dataclass (or a CallToolResult)"
+            )
+        ]
+        raw = await client.call_tool("raw")
+        assert raw.structured_content == {"made": "by hand"} and raw.content == []
+
+
+def takes_name(name: str, count: int = 1) -> str:
+    return name * count
+
+
+@pytest.mark.parametrize(
+    ("schema", "error", "message"),
+    [
+        ({"type": "array"}, ValueError, 'input_schema must be a JSON Schema object with "type": "object"'),
+        ({"properties": {}}, ValueError, 'input_schema must be a JSON Schema object with "type": "object"'),
+        ({"type": "object", "default": object()}, TypeError, "input_schema is not JSON"),
+        (
+            {"type": "object", "properties": {"count": {"type": "integer"}}},
+            ValueError,
+            r"\(parameters without a default missing from its properties: name\)",
+        ),
+        (
+            {"type": "object", "properties": {"name": {"type": "string"}}},
+            ValueError,
+            r"\(parameters without a default that it does not require: name\)",
+        ),
+        (
+            {"type": "object", "properties": {"name": {}, "size": {}, "colour": {}}, "required": ["name"]},
+            ValueError,
+            r"\(properties with no parameter to receive them: size, colour\)",
+        ),
+    ],
+)
+def test_a_given_input_schema_is_checked_at_registration(
+    schema: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=f"^Tool shout: .*{message}"):
+        Server("s", "1").tool("shout", input_schema=schema)(takes_name)
+
+
+def test_function_tool_takes_schemas_verbatim_too() -> None:
+    # Properties hidden behind a reference cannot be compared cheaply: accepted as they are.
+    referenced = {"type": "object", "$ref": "#/$defs/args", "$defs": {"args": {"type": "object"}}}
+    tool = FunctionTool(takes_name, "shout", input_schema=referenced, output_schema={"type": "object"})
+    assert tool.definition().input_schema == referenced
+    assert tool.definition().output_schema == {"type": "object"}
+    with pytest.raises(
+        ValueError, match=r'^Tool shout: output_schema must be a JSON Schema object with "type"'
+    ):
+        FunctionTool(takes_name, "shout", output_schema={"type": "string"})

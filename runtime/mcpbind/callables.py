@@ -41,8 +41,18 @@ class UserFunction:
     """Each described parameter's description (the ``msgspec.Meta`` one, else the docstring's)."""
 
     @classmethod
-    def inspect(cls, fn: Callable[..., Any], struct_name: str, *, default_type: Any = Any) -> UserFunction:
-        """``TypeError`` for ``*args`` / ``**kwargs``, which no schema can describe."""
+    def inspect(
+        cls,
+        fn: Callable[..., Any],
+        struct_name: str,
+        *,
+        default_type: Any = Any,
+        forbid_unknown: bool = False,
+    ) -> UserFunction:
+        """``TypeError`` for ``*args`` / ``**kwargs``, which no schema can describe.
+
+        ``forbid_unknown``: an argument that is no parameter is an error (else it is ignored).
+        """
         hints = get_type_hints(fn, include_extras=True)
         doc = parse_docstring(inspect.getdoc(fn))
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
@@ -67,7 +77,7 @@ class UserFunction:
                 required.append(param.name)
             else:
                 fields.append((param.name, annotation, param.default))
-        arguments = msgspec.defstruct(struct_name, fields, kw_only=True)
+        arguments = msgspec.defstruct(struct_name, fields, kw_only=True, forbid_unknown_fields=forbid_unknown)
         return cls(
             fn, arguments, tuple(required), context_param, hints, doc.description or None, descriptions
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -110,10 +110,21 @@ class Server(HandlerRegistry):
         description: str | None = None,
         annotations: types.ToolAnnotations | None = None,
         meta: dict[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: make a function (sync or async) a tool; see :mod:`mcpbind.tools`.
 
         The function is returned unchanged, so it stays callable with its own signature.
+
+        ``input_schema`` is advertised as the tool's ``inputSchema`` exactly as given, instead
+        of the schema derived from the signature (for keywords such as ``$schema``, ``$defs``
+        or ``additionalProperties`` that the derived one lacks). Arguments are still validated
+        by decoding them into the parameters, and a top-level ``"additionalProperties": false``
+        makes unknown arguments an error. Its ``properties`` must agree with the parameters:
+        ``ValueError`` at registration otherwise. ``output_schema`` likewise replaces the
+        derived ``outputSchema``; the function then returns the structured content itself (a
+        mapping, struct or dataclass), or a ``CallToolResult``.
         """
 
         def register(fn: F) -> F:
@@ -126,6 +137,8 @@ class Server(HandlerRegistry):
                 description=description,
                 annotations=annotations,
                 meta=meta,
+                input_schema=input_schema,
+                output_schema=output_schema,
             )
             self.tools[made.name] = made
             self._tool_definitions = None

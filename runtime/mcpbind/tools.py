@@ -16,6 +16,11 @@ decoding, return values converted to MCP content.
   :class:`~mcpbind.media.Audio` (or a list of them, strings allowed) are sent as blocks; a ``CallToolResult`` is sent as is; anything else is structured output:
   ``structuredContent`` (an object: other values are wrapped as ``{"result": value}``) plus
   its JSON as text, with ``outputSchema`` from the return annotation.
+- ``input_schema=`` / ``output_schema=`` advertise a JSON Schema given as is (any dialect or
+  keyword: ``$schema``, ``$defs``, ``additionalProperties``...) instead of the derived one.
+  Arguments are still validated by decoding them into the parameters (the given schema is
+  not evaluated), so its properties must agree with them (checked at registration); with an
+  ``output_schema`` the tool returns the structured content itself, an object.
 - Sync functions run in a worker thread. An exception becomes an ``isError`` result, except
   :class:`~mcpbind.errors.McpError`, which is a protocol error.
 """
@@ -25,8 +30,7 @@ from __future__ import annotations
 import inspect
 import re
 import types as pytypes
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
@@ -94,28 +98,64 @@ def _is_content_annotation(annotation: Any) -> bool:
     return False
 
 
-@dataclass
 class FunctionTool:
-    """A tool made from a function; :meth:`call` runs it for ``tools/call``."""
+    """A tool made from a function; :meth:`call` runs it for ``tools/call``.
 
-    fn: Callable[..., Any]
-    name: str
-    title: str | None = None
-    description: str | None = None
-    annotations: types.ToolAnnotations | None = None
-    meta: dict[str, Any] | None = None
-    _function: UserFunction = field(init=False)
-    _structured: bool = field(init=False, default=False)
-    _wrap_result: bool = field(init=False, default=False)
-    input_schema: dict[str, Any] = field(init=False)
-    output_schema: dict[str, Any] | None = field(init=False, default=None)
+    ``input_schema`` / ``output_schema``, when given, are advertised verbatim instead of the
+    schemas derived from the signature; see :meth:`mcpbind.server.Server.tool`.
+    """
 
-    def __post_init__(self) -> None:
-        self._function = UserFunction.inspect(self.fn, f"{_pascal(self.name)}Arguments")
-        hints = self._function.hints
-        self.input_schema = _json_schema(self._function.arguments)
-        self.input_schema.setdefault("properties", {})
-        returns = hints.get("return", inspect.Signature.empty)
+    __slots__ = (
+        "_function",
+        "_given_output_schema",
+        "_structured",
+        "_wrap_result",
+        "annotations",
+        "description",
+        "fn",
+        "input_schema",
+        "meta",
+        "name",
+        "output_schema",
+        "title",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: types.ToolAnnotations | None = None,
+        meta: dict[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.title = title
+        self.annotations = annotations
+        self.meta = meta
+        # A given schema refusing other properties is held to it; the derived one allows them.
+        closed = input_schema is not None and input_schema.get("additionalProperties") is False
+        self._function = UserFunction.inspect(fn, f"{_pascal(name)}Arguments", forbid_unknown=closed)
+        self.description = description if description is not None else self._function.description
+        self.input_schema: dict[str, Any]
+        if input_schema is None:
+            self.input_schema = _json_schema(self._function.arguments)
+            self.input_schema.setdefault("properties", {})
+        else:
+            self.input_schema = _given_schema(name, "input_schema", input_schema)
+            _check_parameters(name, self._function, self.input_schema)
+        self.output_schema: dict[str, Any] | None = None
+        self._given_output_schema = output_schema is not None
+        self._wrap_result = False
+        if output_schema is not None:
+            self.output_schema = _given_schema(name, "output_schema", output_schema)
+            self._structured = True
+            return
+        returns = self._function.hints.get("return", inspect.Signature.empty)
         self._structured = _is_structured(returns)
         if self._structured:
             schema = _json_schema(returns) if returns is not Any else {}
@@ -123,8 +163,9 @@ class FunctionTool:
                 self._wrap_result = True
                 schema = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
             self.output_schema = schema
-        if self.description is None:
-            self.description = self._function.description
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self.fn!r}, {self.name!r})"
 
     def definition(self) -> types.Tool:
         return types.Tool(
@@ -156,6 +197,8 @@ class FunctionTool:
     def _convert(self, value: Any) -> types.CallToolResult:
         if isinstance(value, types.CallToolResult):
             return value
+        if self._given_output_schema:
+            return self._convert_to_given_schema(value)
         if not self._structured or isinstance(value, _UNSTRUCTURED) or _is_content_list(value):
             return types.CallToolResult(content=_content(value))
         structured = msgspec.to_builtins(value)
@@ -163,6 +206,63 @@ class FunctionTool:
             structured = {"result": structured}
         text = msgspec.json.encode(structured).decode()
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+    def _convert_to_given_schema(self, value: Any) -> types.CallToolResult:
+        """With an output schema given as is, the value is the structured content itself: it
+        must be an object (no ``{"result": ...}`` wrapping, which the schema would not describe)."""
+        structured: Any = None
+        if not isinstance(value, _UNSTRUCTURED) and not _is_content_list(value):
+            try:
+                structured = msgspec.to_builtins(value)
+            except TypeError:
+                structured = None
+        if not isinstance(structured, dict):
+            return _error_result(
+                f"Tool {self.name} returned {type(value).__name__}, but its output schema describes "
+                "an object: return a mapping, struct or dataclass (or a CallToolResult)"
+            )
+        text = msgspec.json.encode(structured).decode()
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+
+def _given_schema(tool: str, what: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema given by the user: a deep copy (later changes to theirs do not leak in), checked
+    to be JSON and an object schema, as MCP requires of both tool schemas."""
+    try:
+        copy = msgspec.json.decode(msgspec.json.encode(schema))
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise TypeError(f"Tool {tool}: {what} is not JSON: {exc}") from None
+    if not isinstance(copy, dict) or copy.get("type") != "object":
+        raise ValueError(f'Tool {tool}: {what} must be a JSON Schema object with "type": "object"')
+    return copy
+
+
+def _check_parameters(tool: str, function: UserFunction, schema: dict[str, Any]) -> None:
+    """A given input schema that lists its properties must agree with the function's parameters,
+    since arguments are decoded into those whatever the schema says: a parameter without a
+    default must be a required property (else calls following the schema fail), and every
+    property must be a parameter (else its value would be dropped without a word)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return  # properties behind $ref / allOf and the like: nothing to compare cheaply
+    listed = schema.get("required")
+    required = listed if isinstance(listed, list) else []
+    problems = []
+    unlisted = [name for name in function.required if name not in properties]
+    if unlisted:
+        problems.append(f"parameters without a default missing from its properties: {', '.join(unlisted)}")
+    optional = [name for name in function.required if name in properties and name not in required]
+    if optional:
+        problems.append(f"parameters without a default that it does not require: {', '.join(optional)}")
+    unknown = [name for name in properties if name not in function.parameter_names]
+    if unknown:
+        problems.append(f"properties with no parameter to receive them: {', '.join(unknown)}")
+    if problems:
+        raise ValueError(
+            f"Tool {tool}: the input_schema given does not match the function's parameters ("
+            + "; ".join(problems)
+            + ")"
+        )
 
 
 def _is_content_list(value: Any) -> bool:
