@@ -42,6 +42,7 @@ import platform
 import resource
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -891,8 +892,13 @@ def run(
     return results, memory
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds, so that the running server is stopped and reaped
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
     try:
         wrk = ensure_wrk()
     except BenchError as exc:
