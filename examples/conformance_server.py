@@ -356,7 +356,12 @@ def build_server() -> Server:
 
     @server.prompt()
     def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
-        """A prompt with two required arguments."""
+        """A prompt with two required arguments.
+
+        Args:
+            arg1: First test argument
+            arg2: Second test argument
+        """
         return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
 
     @server.prompt()

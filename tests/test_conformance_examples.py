@@ -460,7 +460,11 @@ async def test_prompts_list() -> None:
         assert isinstance(prompt.description, str) and prompt.description
     arguments = prompts["test_prompt_with_arguments"].arguments
     assert not isinstance(arguments, types.UnsetType)
-    assert [(a.name, a.required) for a in arguments] == [("arg1", True), ("arg2", True)]
+    assert [(a.name, a.required, a.description) for a in arguments] == [
+        ("arg1", True, "First test argument"),
+        ("arg2", True, "Second test argument"),
+    ]
+    assert prompts["test_prompt_with_arguments"].description == "A prompt with two required arguments."
 
 
 async def test_simple_prompt() -> None:

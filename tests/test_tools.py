@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 import pytest
@@ -439,3 +439,94 @@ def test_function_tool_takes_schemas_verbatim_too() -> None:
         ValueError, match=r'^Tool shout: output_schema must be a JSON Schema object with "type"'
     ):
         FunctionTool(takes_name, "shout", output_schema={"type": "string"})
+
+
+# -- annotations naming types local to the function that defines the tool --------------------------
+
+
+async def test_types_defined_in_the_enclosing_function_are_resolved() -> None:
+    # This module has `from __future__ import annotations`: every annotation below is a string.
+    local = Server("local", "1")
+
+    class Pair(msgspec.Struct):
+        left: int
+        right: int
+
+    class Total(msgspec.Struct):
+        sum: int
+
+    Colour = Literal["red", "blue"]
+
+    @local.tool()
+    def add_pair(pair: Pair) -> Total:
+        return Total(pair.left + pair.right)
+
+    @local.prompt()
+    def paint(colour: Colour) -> str:
+        return f"Paint it {colour}."
+
+    @local.resource("test://totals/{n}")
+    def totals(n: str) -> Total:
+        return Total(int(n))
+
+    async with connected(local) as client:
+        [tool] = await client.all_tools()
+        assert tool.input_schema["$defs"]["Pair"]["required"] == ["left", "right"]
+        assert tool.output_schema == {
+            "type": "object",
+            "properties": {"sum": {"type": "integer"}},
+            "required": ["sum"],
+        }
+        added = await client.call_tool("add_pair", {"pair": {"left": 2, "right": 3}})
+        assert added.structured_content == {"sum": 5}
+        painted = await client.get_prompt("paint", {"colour": "red"})
+        assert painted.messages[0].content == types.TextContent(text="Paint it red.")
+        with pytest.raises(McpError, match="Invalid enum value 'green'"):  # the local Literal holds
+            await client.get_prompt("paint", {"colour": "green"})
+        read = await client.read_resource("test://totals/7")
+        assert read.contents[0].text == '{"sum":7}'  # type: ignore[union-attr]
+
+
+def make_tool_function() -> Callable[..., Any]:
+    class Hidden(msgspec.Struct):
+        x: int
+
+    def reveal(hidden: Hidden) -> int:
+        return hidden.x
+
+    return reveal
+
+
+def test_an_annotation_that_cannot_be_resolved_fails_registration_clearly() -> None:
+    # The function that defined the type has returned: its names are gone.
+    reveal = make_tool_function()
+    with pytest.raises(TypeError) as gone:
+        Server("s", "1").tool()(reveal)
+    assert str(gone.value) == (
+        "Cannot resolve the annotations of make_tool_function.<locals>.reveal "
+        f"({__file__}:{reveal.__code__.co_firstlineno}): 'Hidden' is not defined in its module nor "
+        "(at registration) in the function that defines it. The annotations of a tool, prompt or "
+        "resource function are evaluated when it is registered: move 'Hidden' to module level "
+        "(or import it there)."
+    )
+
+    # A module-level function naming something that exists nowhere.
+    with pytest.raises(
+        TypeError,
+        match=r"^Cannot resolve the annotations of misspelt \(.*\): 'Pont' is not defined in its module\. ",
+    ):
+        Server("s", "1").prompt()(misspelt)
+
+    # A type defined in the same function, but only after the registration.
+    with pytest.raises(TypeError, match=r"'Later' is not defined in its module nor \(at registration\)"):
+
+        @Server("s", "1").resource("test://{value}")
+        def early(value: str) -> Later:
+            return Later()
+
+    class Later(msgspec.Struct):
+        pass
+
+
+def misspelt(point: Pont) -> str:  # type: ignore[name-defined]  # noqa: F821
+    return ""

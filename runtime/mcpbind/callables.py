@@ -13,6 +13,7 @@ function's description is its docstring without the parameter section.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -53,7 +54,7 @@ class UserFunction:
 
         ``forbid_unknown``: an argument that is no parameter is an error (else it is ignored).
         """
-        hints = get_type_hints(fn, include_extras=True)
+        hints = _type_hints(fn)
         doc = parse_docstring(inspect.getdoc(fn))
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         required: list[str] = []
@@ -97,6 +98,73 @@ class UserFunction:
         if inspect.iscoroutinefunction(self.fn):
             return await self.fn(**kwargs)
         return await anyio.to_thread.run_sync(partial(self.fn, **kwargs))
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The evaluated annotations of ``fn``.
+
+    String annotations (``from __future__ import annotations``) are evaluated in the module's
+    globals; for a function defined inside another one, the names of that enclosing function
+    (a struct class defined there, say) are tried next: its closure, and the locals of the
+    enclosing call if it is still running (as it is while a decorator registers the function).
+    What still cannot be resolved is a ``TypeError`` naming the function and the missing name.
+    """
+    try:
+        return get_type_hints(fn, include_extras=True)
+    except NameError as exc:
+        error = exc
+    except Exception as exc:
+        raise TypeError(f"Cannot evaluate the annotations of {_where(fn)}: {exc}") from exc
+    scope = _enclosing_scope(fn)
+    if scope:
+        try:
+            return get_type_hints(fn, localns=scope, include_extras=True)
+        except NameError as exc:
+            error = exc
+        except Exception as exc:
+            raise TypeError(f"Cannot evaluate the annotations of {_where(fn)}: {exc}") from exc
+    name = error.name or str(error)
+    nested = "<locals>" in getattr(inspect.unwrap(fn), "__qualname__", "")
+    around = " nor (at registration) in the function that defines it" if nested else ""
+    raise TypeError(
+        f"Cannot resolve the annotations of {_where(fn)}: {name!r} is not defined in its module{around}. "
+        "The annotations of a tool, prompt or resource function are evaluated when it is registered: "
+        f"move {name!r} to module level (or import it there)."
+    ) from error
+
+
+def _where(fn: Callable[..., Any]) -> str:
+    target = inspect.unwrap(fn)
+    name = getattr(target, "__qualname__", None) or repr(target)
+    code = getattr(target, "__code__", None)
+    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code is not None else name
+
+
+def _enclosing_scope(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The names visible to ``fn`` from the function it was defined in (empty for a module
+    level function): its closure, then the locals of the enclosing call, found on the stack
+    by the code object ``fn`` was made from, if that call is still running."""
+    target = inspect.unwrap(fn)
+    code = getattr(target, "__code__", None)
+    if code is None or "<locals>" not in getattr(target, "__qualname__", ""):
+        return {}
+    scope: dict[str, Any] = {}
+    for name, cell in zip(code.co_freevars, getattr(target, "__closure__", None) or (), strict=False):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:  # not assigned yet
+            pass
+    get_frame = getattr(sys, "_getframe", None)
+    frame = get_frame(1) if get_frame is not None else None
+    try:
+        while frame is not None:
+            if any(const is code for const in frame.f_code.co_consts):
+                scope = {**frame.f_locals, **scope}
+                break
+            frame = frame.f_back
+    finally:
+        del frame  # no reference cycle through this frame
+    return scope
 
 
 def _meta_description(annotation: Any) -> str | None:
