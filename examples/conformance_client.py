@@ -46,13 +46,8 @@ def defaults_of(schema: types.ElicitRequestFormParamsRequestedSchema) -> dict[st
     filled: dict[str, Any] = {}
     for name, prop in schema.properties.items():
         default = getattr(prop, "default", types.UNSET)
-        if isinstance(default, types.UnsetType):
-            continue
-        # NumberSchema.default is typed float, so an integer field's default 30 decodes as 30.0;
-        # answer with the integer the field's type asks for.
-        if isinstance(prop, types.NumberSchema) and prop.type == "integer" and isinstance(default, float):
-            default = int(default) if default.is_integer() else default
-        filled[name] = default
+        if not isinstance(default, types.UnsetType):
+            filled[name] = default  # a number stays as it came: 30 an int, 95.5 a float
     return filled
 
 
@@ -60,10 +55,7 @@ async def accept_with_defaults(params: Any, ctx: RequestContext) -> types.Elicit
     """Elicitation handler: accept a form with its defaults as the answer; decline URL mode."""
     if not isinstance(params, types.ElicitRequestFormParams):
         return types.ElicitResult(action="decline")
-    # ElicitResult.content is typed without floats (the JSON schema says "integer"), while the
-    # spec's TypeScript schema allows any number, as SEP-1034's default 95.5 needs.
-    content: Any = defaults_of(params.requested_schema)
-    return types.ElicitResult(action="accept", content=content)
+    return types.ElicitResult(action="accept", content=defaults_of(params.requested_schema))
 
 
 def _text(result: types.CallToolResult) -> str:

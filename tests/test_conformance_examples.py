@@ -551,8 +551,7 @@ def _defaults_checker(received: list[dict[str, Any]]) -> Server:
 
     @server.tool(description="Tests that client applies defaults for omitted elicitation fields")
     async def test_client_elicitation_defaults(ctx: RequestContext) -> str:
-        # A schema without floats: an mcpbind server cannot yet receive one back (see findings F1).
-        schema = requested_schema(_IntegerDefaults)
+        schema = requested_schema(ProfileWithDefaults)  # SEP-1034's: an integer and a float default
         result = await ctx.elicit(
             types.ElicitRequestFormParams(message="accept with defaults", requested_schema=schema)
         )
@@ -563,21 +562,13 @@ def _defaults_checker(received: list[dict[str, Any]]) -> Server:
     return server
 
 
-class _IntegerDefaults(msgspec.Struct):
-    name: str = "John Doe"
-    age: int = 30
-    status: str = "active"
-    verified: bool = True
+PROFILE_DEFAULTS = {"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": True}
 
 
 def test_defaults_of_fills_in_every_declared_default() -> None:
-    assert defaults_of(requested_schema(ProfileWithDefaults)) == {
-        "name": "John Doe",
-        "age": 30,
-        "score": 95.5,
-        "status": "active",
-        "verified": True,
-    }
+    filled = defaults_of(requested_schema(ProfileWithDefaults))
+    assert filled == PROFILE_DEFAULTS
+    assert type(filled["age"]) is int and type(filled["score"]) is float
 
 
 async def test_accept_with_defaults_declines_url_mode() -> None:
@@ -602,7 +593,9 @@ async def test_client_tools_call_scenario() -> None:
 async def test_client_elicitation_defaults_scenario() -> None:
     received: list[dict[str, Any]] = []
     await _play("elicitation-sep1034-client-defaults", _defaults_checker(received))
-    assert received == [{"name": "John Doe", "age": 30, "status": "active", "verified": True}]
+    # Across the wire and back, an integer default is still an int when it reaches the server.
+    assert received == [PROFILE_DEFAULTS]
+    assert type(received[0]["age"]) is int and type(received[0]["score"]) is float
 
 
 async def test_client_initialize_scenario() -> None:
