@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpbind.wire import RequestId
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
+from mcpbind.wire import RequestId
 
 __all__ = ["MemoryTransport", "memory_pair"]
 
