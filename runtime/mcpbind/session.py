@@ -287,8 +287,17 @@ class Session:
         self.request_timeout = request_timeout
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
-        # fast_acquire: no scheduling round trip while below the bound.
-        self._limiter = anyio.Semaphore(max_concurrent_requests, fast_acquire=True)
+        # Received requests are run by a pool of runner tasks, made as needed up to
+        # ``max_concurrent_requests`` and kept for the session's life: a task per request would
+        # cost more than everything else the session does for it (about 20 µs on either loop).
+        # A runner waiting for work counts in ``_idle``; a request handed to it uncounts it.
+        # (Context variables a handler sets and does not reset stay set in its runner.)
+        self.max_concurrent_requests = max_concurrent_requests
+        self._runners = 0
+        self._idle = 0
+        self._queue, self._queued = anyio.create_memory_object_stream[
+            tuple[RequestHandler, RequestReceived, anyio.CancelScope]
+        ](math.inf)
         self._waiters: dict[RequestId, _Waiter[Any]] = {}
         self._progress: dict[str | int, _Waiter[Any]] = {}
         self._handlers: dict[RequestId, anyio.CancelScope] = {}
@@ -349,7 +358,11 @@ class Session:
             self._notifications = send
             workers.start_soon(self._dispatch_notifications, receive)
             task_status.started()
-            await self._read()
+            try:
+                await self._read()
+            finally:
+                self._queue.close()
+                self._queued.close()
             # The peer is gone: handlers still running have nobody to answer any more.
             workers.cancel_scope.cancel()
 
@@ -427,8 +440,30 @@ class Session:
             return
         scope = anyio.CancelScope()
         self._handlers[event.id] = scope
-        assert self._workers is not None
-        self._workers.start_soon(self._run_handler, handler, event, scope, name="mcpbind request handler")
+        self._queue.send_nowait((handler, event, scope))
+        if self._idle:
+            self._idle -= 1  # a waiting runner has it already
+        elif self._runners < self.max_concurrent_requests:
+            self._runners += 1
+            assert self._workers is not None
+            self._workers.start_soon(self._run_requests, name="mcpbind request runner")
+        # else it waits in the queue for the first runner to finish (at most
+        # ``max_pending_requests`` wait or run, checked above).
+
+    async def _run_requests(self) -> None:
+        queued = self._queued
+        while True:
+            try:
+                handler, event, scope = queued.receive_nowait()
+            except anyio.WouldBlock:
+                self._idle += 1
+                try:
+                    handler, event, scope = await queued.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+            await self._run_handler(handler, event, scope)
 
     def send_soon(self, data: bytes) -> None:
         """Queue encoded bytes for sending from synchronous code running in the event loop."""
@@ -451,27 +486,24 @@ class Session:
         data: bytes | None = None
         try:
             with scope:
-                async with self._limiter:
+                try:
+                    result = await handler(event.params, context)
+                except McpError as exc:
+                    data = self.connection.respond_error(event.id, exc)
+                except Exception as exc:
+                    log.exception("handler for %s failed", event.method)
+                    message = f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"
+                    data = self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, message))
+                else:
                     try:
-                        result = await handler(event.params, context)
-                    except McpError as exc:
-                        data = self.connection.respond_error(event.id, exc)
-                    except Exception as exc:
-                        log.exception("handler for %s failed", event.method)
-                        message = (
-                            f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"
+                        data = self.connection.respond(event.id, spec, result)
+                    except (msgspec.EncodeError, msgspec.ValidationError, TypeError) as exc:
+                        log.error(
+                            "handler for %s returned a value that cannot be sent: %s", event.method, exc
                         )
-                        data = self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, message))
-                    else:
-                        try:
-                            data = self.connection.respond(event.id, spec, result)
-                        except (msgspec.EncodeError, msgspec.ValidationError, TypeError) as exc:
-                            log.error(
-                                "handler for %s returned a value that cannot be sent: %s", event.method, exc
-                            )
-                            data = self.connection.respond_error(
-                                event.id, McpError(INTERNAL_ERROR, "Internal error")
-                            )
+                        data = self.connection.respond_error(
+                            event.id, McpError(INTERNAL_ERROR, "Internal error")
+                        )
             if scope.cancelled_caught:
                 data = None  # cancelled by the peer (already abandoned) or the session is ending
             if data is not None:
