@@ -166,14 +166,14 @@ def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VER
     return requested if requested in supported else supported[0]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Peer:
     info: types.Implementation | None = None
     capabilities: Any = None
     instructions: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Connection:
     """One side of one MCP connection, as a state machine.
 

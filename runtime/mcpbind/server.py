@@ -14,7 +14,7 @@ from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import HandlerRegistry, RequestContext, Session
+from mcpbind.session import HandlerRegistry, RequestContext, Session, Spawn
 from mcpbind.transport import Transport
 
 if TYPE_CHECKING:
@@ -375,7 +375,7 @@ class Server(HandlerRegistry):
 
     def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
         for session in list(self._sessions):
-            if not session.closed and session.ready.is_set():
+            if not session.closed and session.is_ready:
                 session.send_soon(session.connection.notification(spec, types.NotificationParams()))
 
     async def _broadcast(self, spec: NotificationSpec[Any]) -> None:
@@ -466,6 +466,26 @@ class Server(HandlerRegistry):
             max_pending_requests=self.max_pending_requests,
             expose_internal_errors=self.expose_internal_errors,
         )
+
+    def inline_session(
+        self, transport: Transport, *, spawn: Spawn | None = None, register: bool = True
+    ) -> Session:
+        """A session driven by whoever receives its messages, with no task of its own (see
+        :meth:`Session.start_inline`); ``spawn`` is what :meth:`Session.send_soon` uses. With
+        ``register`` it is one of this server's sessions (list-change broadcasts, resource
+        subscriptions) until :meth:`end_session`."""
+        session = self.session(transport)
+        session.start_inline(spawn)
+        if register:
+            self._sessions.add(session)
+        return session
+
+    async def end_session(self, session: Session) -> None:
+        """End a session made by :meth:`inline_session`: its handlers are cancelled, its
+        transport closed, and the server forgets it."""
+        self._sessions.discard(session)
+        self._subscriptions.pop(session, None)
+        await session.end()
 
     async def run(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes the connection."""

@@ -11,13 +11,15 @@ from __future__ import annotations
 import logging
 import math
 import sys
-from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
+from types import CoroutineType, TracebackType, coroutine
 from typing import Any, Generic, Literal, TypeVar
 
 import anyio
 import anyio.abc
 import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET
 
 from mcpbind.connection import (
@@ -56,6 +58,7 @@ __all__ = [
     "RequestContext",
     "RequestHandler",
     "Session",
+    "Spawn",
 ]
 
 log = logging.getLogger("mcpbind")
@@ -65,6 +68,8 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+# Starts ``fn(*args)`` in a task of its own (a task group's ``start_soon``).
+Spawn = Callable[..., object]
 
 
 class RequestContext:
@@ -260,13 +265,97 @@ class _Waiter(Generic[R]):
         self.progress = progress
 
 
+@coroutine
+def _resume(coro: Coroutine[Any, Any, R], value: Any) -> Generator[Any, Any, R]:
+    """Go on with ``coro`` after its first step was taken by hand and yielded ``value``: what the
+    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop."""
+    while True:
+        try:
+            sent = yield value
+        except BaseException as exc:  # a cancellation, or GeneratorExit on close: it decides
+            try:
+                value = coro.throw(exc)
+            except StopIteration as stop:
+                result: R = stop.value
+                return result
+        else:
+            try:
+                value = coro.send(sent)
+            except StopIteration as stop:
+                result = stop.value
+                return result
+
+
+async def _stepped(awaitable: Awaitable[R], on_suspend: Callable[[], None]) -> R:
+    """Await ``awaitable`` in this task, calling ``on_suspend`` just before it first waits for
+    something, if it ever does: a handler that finishes at once costs its caller nothing more.
+
+    The first step runs in this task, inside the caller's cancel scopes, exactly as ``await``
+    would run it; only the moment it would suspend is seen. (Anything but a coroutine is
+    taken to suspend.)"""
+    if type(awaitable) is not CoroutineType:
+        on_suspend()
+        return await awaitable
+    coro: Coroutine[Any, Any, R] = awaitable
+    try:
+        value = coro.send(None)
+    except StopIteration as stop:
+        result: R = stop.value
+        return result
+    on_suspend()
+    return await _resume(coro, value)
+
+
+_SESSION_CLOSED = "Connection closed"
+
+
 class Session:
     """Runs one connection over one transport until either side closes it.
 
     ``request_timeout`` is the default for requests this side sends (``None``: wait forever);
     ``max_concurrent_requests`` handlers run at once and up to ``max_pending_requests``
     received requests may wait or run; past that a request is answered with an error at once.
+    The handler mappings are used as given, not copied.
+
+    A session runs in one of two ways:
+
+    * with tasks of its own, ``async with session:``: a reader task takes messages from the
+      transport's ``receive()`` and a pool of runner tasks runs the handlers (stdio, memory);
+    * inline, after :meth:`start_inline`: whoever receives a message hands it to :meth:`feed`,
+      which acts on it in the calling task, running a request's handler there too, and
+      :meth:`end` ends it. Such a session holds no task at all between messages (Streamable HTTP,
+      where each message comes in a request of its own that is a task already).
     """
+
+    __slots__ = (
+        "_active",
+        "_closed",
+        "_finished",
+        "_handlers",
+        "_idle",
+        "_inline",
+        "_notifications",
+        "_progress",
+        "_queue",
+        "_queued",
+        "_ready",
+        "_ready_event",
+        "_runners",
+        "_spawn",
+        "_task_group",
+        "_turns",
+        "_waiters",
+        "_workers",
+        "connection",
+        "expose_internal_errors",
+        "log_level",
+        "max_concurrent_requests",
+        "max_pending_requests",
+        "notification_handlers",
+        "request_handlers",
+        "request_timeout",
+        "transport",
+    )
 
     def __init__(
         self,
@@ -282,8 +371,14 @@ class Session:
     ) -> None:
         self.transport = transport
         self.connection = connection
-        self.request_handlers: dict[str, RequestHandler] = dict(request_handlers or {})
-        self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
+        # Shared with the Server or Client that made the session: a copy per session would
+        # cost more memory than all the rest of an idle HTTP session.
+        self.request_handlers: Mapping[str, RequestHandler] = (
+            request_handlers if request_handlers is not None else {}
+        )
+        self.notification_handlers: Mapping[str, NotificationHandler] = (
+            notification_handlers if notification_handlers is not None else {}
+        )
         self.request_timeout = request_timeout
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
@@ -292,28 +387,79 @@ class Session:
         # cost more than everything else the session does for it (about 20 µs on either loop).
         # A runner waiting for work counts in ``_idle``; a request handed to it uncounts it.
         # (Context variables a handler sets and does not reset stay set in its runner.)
+        # Inline, ``_active`` handlers run and ``_turns`` wait for one of them to finish.
         self.max_concurrent_requests = max_concurrent_requests
         self._runners = 0
         self._idle = 0
-        self._queue, self._queued = anyio.create_memory_object_stream[
-            tuple[RequestHandler, RequestReceived, anyio.CancelScope]
-        ](math.inf)
+        self._active = 0
+        self._turns: deque[anyio.Event] | None = None
+        # Streams, events and task groups are made when first needed: an idle inline session
+        # has none (an asyncio Event alone costs more than a kilobyte).
+        self._queue: MemoryObjectSendStream[tuple[RequestHandler, RequestReceived, anyio.CancelScope]]
+        self._queued: MemoryObjectReceiveStream[tuple[RequestHandler, RequestReceived, anyio.CancelScope]]
         self._waiters: dict[RequestId, _Waiter[Any]] = {}
-        self._progress: dict[str | int, _Waiter[Any]] = {}
+        self._progress: dict[str | int, _Waiter[Any]] | None = None
         self._handlers: dict[RequestId, anyio.CancelScope] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
         # Handlers, notification tasks and the reader run here, apart from the code inside
         # ``async with session``: the peer going away stops them, never the caller's block.
         self._workers: anyio.abc.TaskGroup | None = None
         self._notifications: anyio.abc.ObjectSendStream[tuple[NotificationHandler, NotificationReceived]]
-        self._closed = anyio.Event()
-        self.ready = anyio.Event()
+        self._inline = False
+        self._spawn: Spawn | None = None
+        # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
+        self._closed = False
+        self._finished: anyio.Event | None = None
+        self._ready = False
+        self._ready_event: anyio.Event | None = None
         # The lowest level of log messages the peer wants (``logging/setLevel``).
         self.log_level = "debug"
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> anyio.Event:
+        """Set once the handshake is complete (made when first asked for)."""
+        event = self._ready_event
+        if event is None:
+            event = self._ready_event = anyio.Event()
+            if self._ready:
+                event.set()
+        return event
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether the handshake is complete, without making :attr:`ready`'s event."""
+        return self._ready or (self._ready_event is not None and self._ready_event.is_set())
+
+    def _set_ready(self) -> None:
+        self._ready = True
+        if self._ready_event is not None:
+            self._ready_event.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def wait_closed(self) -> None:
+        """Until the peer closes the connection (or this side does); inline, until :meth:`end`
+        was called and the last handler has returned."""
+        if self._finished is None:
+            self._finished = anyio.Event()
+            if self._closed and not (self._inline and self._handlers):
+                self._finished.set()
+        await self._finished.wait()
+
+    def _finish(self) -> None:
+        self._closed = True
+        if self._finished is not None:
+            self._finished.set()
 
     # -- lifetime -------------------------------------------------------------------------
 
     async def __aenter__(self) -> Session:
+        if self._inline:
+            raise RuntimeError("this session is driven inline")
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         await self._task_group.start(self._serve)
@@ -336,20 +482,15 @@ class Session:
         finally:
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
-            self._fail_waiters(McpError(CONNECTION_CLOSED, "Connection closed"))
-            self._closed.set()
-
-    async def wait_closed(self) -> None:
-        """Until the peer closes the connection (or this side does)."""
-        await self._closed.wait()
-
-    @property
-    def closed(self) -> bool:
-        return self._closed.is_set()
+            self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
+            self._finish()
 
     # -- reading --------------------------------------------------------------------------
 
     async def _serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        self._queue, self._queued = anyio.create_memory_object_stream[
+            tuple[RequestHandler, RequestReceived, anyio.CancelScope]
+        ](math.inf)
         async with anyio.create_task_group() as workers:
             self._workers = workers
             send, receive = anyio.create_memory_object_stream[
@@ -384,8 +525,8 @@ class Session:
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         finally:
-            self._fail_waiters(McpError(CONNECTION_CLOSED, "Connection closed"))
-            self._closed.set()
+            self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
+            self._finish()
 
     async def _on(self, event: Event) -> None:
         if isinstance(event, Reply):
@@ -409,12 +550,9 @@ class Session:
                 # goes on unless that many are waiting (then it waits: backpressure).
                 await self._notifications.send((handler, event))
         elif isinstance(event, CancelRequested):
-            scope = self._handlers.get(event.request_id)
-            if scope is not None:
-                self.connection.abandon(event.request_id)
-                scope.cancel()
+            self.cancel_received(event.request_id)
         elif isinstance(event, ProgressReceived):
-            waiter = self._progress.get(event.token)
+            waiter = self._progress.get(event.token) if self._progress is not None else None
             if waiter is not None and waiter.progress is not None:
                 p = event.params
                 total = p.total if isinstance(p.total, float | int) else None
@@ -422,21 +560,38 @@ class Session:
                 # In line, so that callbacks see progress in the order it was sent: keep them quick.
                 await _call_progress(waiter.progress, p.progress, total, message)
         elif isinstance(event, SessionReady):
-            self.ready.set()
+            self._set_ready()
         elif isinstance(event, UnmatchedResponse):
             log.debug("dropping a response for unknown request id %r", event.id)
 
-    def _start_handler(self, event: RequestReceived) -> None:
+    def cancel_received(self, ident: RequestId) -> bool:
+        """Stop the handler of the received request ``ident``, which will send no response, as
+        the peer's ``notifications/cancelled`` does (a transport calls it when the peer went
+        away without one). False if no such request is being handled."""
+        scope = self._handlers.get(ident)
+        if scope is None:
+            return False
+        self.connection.abandon(ident)
+        scope.cancel()
+        return True
+
+    def _refusal(self, event: RequestReceived) -> tuple[RequestHandler | None, bytes | None]:
+        """The handler for a received request, or the error answer that refuses it."""
         handler = self.request_handlers.get(event.method)
         if handler is None:
             error = McpError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
-            self._reply_soon(self.connection.respond_error(event.id, error), event.id)
-            return
+            return None, self.connection.respond_error(event.id, error)
         if len(self._handlers) >= self.max_pending_requests:
             error = McpError(
                 INTERNAL_ERROR, f"Too many requests in progress (limit {self.max_pending_requests})"
             )
-            self._reply_soon(self.connection.respond_error(event.id, error), event.id)
+            return None, self.connection.respond_error(event.id, error)
+        return handler, None
+
+    def _start_handler(self, event: RequestReceived) -> None:
+        handler, refusal = self._refusal(event)
+        if handler is None:
+            self._reply_soon(refusal, event.id)
             return
         scope = anyio.CancelScope()
         self._handlers[event.id] = scope
@@ -467,6 +622,12 @@ class Session:
 
     def send_soon(self, data: bytes) -> None:
         """Queue encoded bytes for sending from synchronous code running in the event loop."""
+        if self._inline:
+            if self._spawn is not None and not self._closed:
+                self._spawn(self._send, data)
+            else:
+                log.debug("no task to send %d bytes from: dropped", len(data))
+            return
         self._reply_soon(data)
 
     def _reply_soon(self, data: bytes | None, answers: RequestId | None = None) -> None:
@@ -475,7 +636,11 @@ class Session:
             self._workers.start_soon(self._send, data, answers, answers is not None)
 
     async def _run_handler(
-        self, handler: RequestHandler, event: RequestReceived, scope: anyio.CancelScope
+        self,
+        handler: RequestHandler,
+        event: RequestReceived,
+        scope: anyio.CancelScope,
+        on_suspend: Callable[[], None] | None = None,
     ) -> None:
         spec = self.connection.spec_of(event.method)
         meta = getattr(event.params, "meta", UNSET)
@@ -487,7 +652,10 @@ class Session:
         try:
             with scope:
                 try:
-                    result = await handler(event.params, context)
+                    if on_suspend is None:
+                        result = await handler(event.params, context)
+                    else:
+                        result = await _stepped(handler(event.params, context), on_suspend)
                 except McpError as exc:
                     data = self.connection.respond_error(event.id, exc)
                 except Exception as exc:
@@ -509,19 +677,142 @@ class Session:
             if data is not None:
                 await self._send(data, event.id, True)
         finally:
-            # The peer may already have reused the id of a cancelled request: only our entry goes.
-            if self._handlers.get(event.id) is scope:
-                del self._handlers[event.id]
+            self._drop(event.id, scope)
+
+    def _drop(self, ident: RequestId, scope: anyio.CancelScope) -> None:
+        # The peer may already have reused the id of a cancelled request: only our entry goes.
+        if self._handlers.get(ident) is scope:
+            del self._handlers[ident]
+            if self._inline and self._closed and not self._handlers:
+                self._finish()  # the last handler of an ended session
 
     async def _dispatch_notifications(
         self, queue: anyio.abc.ObjectReceiveStream[tuple[NotificationHandler, NotificationReceived]]
     ) -> None:
         async with queue:
             async for handler, event in queue:
-                try:
-                    await handler(event.params, RequestContext(self, None, event.method, None))
-                except Exception:
-                    log.exception("notification handler for %s failed", event.method)
+                await self._notify_handler(handler, event)
+
+    async def _notify_handler(self, handler: NotificationHandler, event: NotificationReceived) -> None:
+        try:
+            await handler(event.params, RequestContext(self, None, event.method, None))
+        except Exception:
+            log.exception("notification handler for %s failed", event.method)
+
+    # -- driving inline -------------------------------------------------------------------
+
+    def start_inline(self, spawn: Spawn | None = None) -> None:
+        """Drive this session with :meth:`feed` and :meth:`end` instead of ``async with``.
+
+        ``spawn(fn, *args)`` starts ``fn(*args)`` in a task that outlives the caller (a task
+        group's ``start_soon``); :meth:`send_soon` needs it, and drops what it is given without.
+        """
+        if self._task_group is not None or self._inline:
+            raise RuntimeError("this session is running already")
+        self._inline = True
+        self._spawn = spawn
+
+    async def feed(self, data: bytes, on_suspend: Callable[[], None] | None = None) -> None:
+        """Act on one message received from the peer, in the calling task (inline only).
+
+        A request's handler runs here, and its response is sent from here through the
+        transport; a notification's handler too; a response wakes the request waiting for it.
+        ``on_suspend`` is called (once at most) just before a handler first waits for
+        something: a caller that must watch for something meanwhile (the peer going away)
+        starts doing so then, and a handler that finishes at once costs it nothing.
+
+        Raises ``anyio.ClosedResourceError`` once :meth:`end` was called.
+        """
+        if self._closed:
+            raise anyio.ClosedResourceError
+        try:
+            events = self.connection.receive(data)
+        except Exception:  # a bug, not bad input: the core answers bad input itself
+            log.exception("could not process a received message; the session goes on")
+            return
+        for event in events:
+            if isinstance(event, RequestReceived):
+                await self._handle(event, on_suspend)
+                on_suspend = None
+            elif isinstance(event, NotificationReceived):
+                handler = self.notification_handlers.get(event.method)
+                if handler is not None:
+                    await self._notify_handler(handler, event)
+            else:
+                await self._on(event)
+
+    async def _handle(self, event: RequestReceived, on_suspend: Callable[[], None] | None) -> None:
+        handler, refusal = self._refusal(event)
+        if handler is None:
+            if refusal is not None:
+                await self._send(refusal, event.id, True)
+            return
+        scope = anyio.CancelScope()
+        self._handlers[event.id] = scope
+        if self._active < self.max_concurrent_requests:
+            self._active += 1
+        else:
+            if on_suspend is not None:
+                on_suspend()
+                on_suspend = None
+            turn = False
+            try:
+                with scope:
+                    await self._take_turn()
+                    turn = True
+            except BaseException:
+                self._drop(event.id, scope)
+                raise
+            if not turn or scope.cancel_called:  # cancelled while waiting, or as its turn came
+                if turn:
+                    self._pass_turn()
+                self._drop(event.id, scope)
+                return
+            scope = self._handlers[event.id] = anyio.CancelScope()
+        try:
+            await self._run_handler(handler, event, scope, on_suspend)
+        finally:
+            self._pass_turn()
+
+    async def _take_turn(self) -> None:
+        """Wait until a running handler hands over its place (``max_concurrent_requests``)."""
+        turn = anyio.Event()
+        turns = self._turns
+        if turns is None:
+            turns = self._turns = deque()
+        turns.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():
+                self._pass_turn()  # given a place while leaving: the next one takes it
+            else:
+                turns.remove(turn)
+            raise
+
+    def _pass_turn(self) -> None:
+        turns = self._turns
+        if turns:
+            turns.popleft().set()  # the place goes to the first waiting: ``_active`` stays
+        else:
+            self._active -= 1
+
+    async def end(self) -> None:
+        """End an inline session: its running handlers are cancelled (they send nothing more),
+        requests it sent fail with ``CONNECTION_CLOSED``, the transport is closed. The
+        handlers may still be unwinding on return: :meth:`wait_closed` waits for them."""
+        if not self._inline:
+            raise RuntimeError("only an inline session is ended with end()")
+        if self._closed:
+            return
+        self._closed = True
+        for scope in self._handlers.values():
+            scope.cancel()
+        self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
+        with anyio.CancelScope(shield=True):
+            await self.transport.aclose()
+        if not self._handlers:
+            self._finish()
 
     # -- sending --------------------------------------------------------------------------
 
@@ -543,11 +834,13 @@ class Session:
         """Send a request and wait for its result; raises :class:`McpError` for an error
         response, a timeout (``REQUEST_TIMEOUT``) or a closed connection. Cancelling the caller
         sends ``notifications/cancelled`` to the peer."""
-        if self._closed.is_set():
-            raise McpError(CONNECTION_CLOSED, "Connection closed")
+        if self._closed:
+            raise McpError(CONNECTION_CLOSED, _SESSION_CLOSED)
         waiter: _Waiter[R] = _Waiter(progress)
         ident, data = self.connection.start_request(spec, params, progress=progress is not None)
         if progress is not None:
+            if self._progress is None:
+                self._progress = {}
             self._progress[ident] = waiter
         self._waiters[ident] = waiter
         limit = self.request_timeout if timeout is None else timeout
@@ -562,10 +855,11 @@ class Session:
             await self._cancel_remote(ident, "cancelled by the caller")
             raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise McpError(CONNECTION_CLOSED, "Connection closed") from None
+            raise McpError(CONNECTION_CLOSED, _SESSION_CLOSED) from None
         finally:
             self._waiters.pop(ident, None)
-            self._progress.pop(ident, None)
+            if self._progress is not None:
+                self._progress.pop(ident, None)
             self.connection.forget(ident)
         if waiter.error is not None:
             raise waiter.error

@@ -68,7 +68,7 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET, UnsetType
 
 from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
@@ -86,7 +86,7 @@ from mcpbind.http.sse import (
 )
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.session import RequestContext, Session, Spawn
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.wire import Codec, RequestId
 
@@ -206,6 +206,26 @@ class HttpSessionTransport:
     ``ctx.session.transport``; :func:`close_sse_stream` is the public way to use it from there.
     """
 
+    __slots__ = (
+        "_backlog",
+        "_backlog_size",
+        "_closed",
+        "_completed",
+        "_inbound",
+        "_inbound_send",
+        "_listeners",
+        "_max_queued",
+        "_next_event",
+        "_next_stream",
+        "_routes",
+        "_streams",
+        "event_store",
+        "max_buffered_events",
+        "protocol_version",
+        "retry_ms",
+        "session_id",
+    )
+
     def __init__(
         self,
         session_id: str,
@@ -221,7 +241,11 @@ class HttpSessionTransport:
         self.max_buffered_events = max_buffered_events
         self.retry_ms = retry_ms
         self.protocol_version: str | None = None
-        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](max_queued_messages)
+        # The queue of received messages, for a session reading them with receive(); the app
+        # feeds its sessions directly and never makes it.
+        self._max_queued = max_queued_messages
+        self._inbound_send: MemoryObjectSendStream[bytes] | None = None
+        self._inbound: MemoryObjectReceiveStream[bytes] | None = None
         self._routes: dict[RequestId, SseStream | _JsonWaiter] = {}
         # Unfinished POST streams by id (for resumption) and the GET streams taking messages.
         self._streams: dict[str, SseStream] = {}
@@ -234,13 +258,21 @@ class HttpSessionTransport:
         self._next_event = 0
         self._closed = False
 
+    def _queue(self) -> tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]]:
+        if self._inbound_send is None or self._inbound is None:
+            self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](self._max_queued)
+            if self._closed:
+                self._inbound_send.close()
+        return self._inbound_send, self._inbound
+
     # -- Transport ----------------------------------------------------------------------
 
     async def receive(self) -> bytes:
+        inbound = self._queue()[1]
         try:  # no trip through the event loop while messages are waiting
-            return self._inbound.receive_nowait()
+            return inbound.receive_nowait()
         except anyio.WouldBlock:
-            return await self._inbound.receive()
+            return await inbound.receive()
 
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         if self._closed:
@@ -267,8 +299,9 @@ class HttpSessionTransport:
         if self._closed:
             return
         self._closed = True
-        self._inbound_send.close()
-        self._inbound.close()
+        if self._inbound_send is not None and self._inbound is not None:
+            self._inbound_send.close()
+            self._inbound.close()
         waiting = [route for route in self._routes.values() if isinstance(route, _JsonWaiter)]
         self._routes.clear()
         for waiter in waiting:
@@ -286,28 +319,34 @@ class HttpSessionTransport:
         return self._closed
 
     def end(self) -> None:
-        """The client is gone (DELETE, expiry, shutdown): the session reads the end of input."""
-        self._inbound_send.close()
+        """The client is gone: a session reading with receive() reads the end of input."""
+        self._queue()[0].close()
 
     async def deliver(self, message: bytes) -> None:
-        """A message from the client, for the session to read."""
+        """A message from the client, for a session reading with receive()."""
+        inbound = self._queue()[0]
         try:
             try:
-                self._inbound_send.send_nowait(message)
+                inbound.send_nowait(message)
             except anyio.WouldBlock:
-                await self._inbound_send.send(message)
+                await inbound.send(message)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
 
     async def cancel_request(self, ident: RequestId, reason: str) -> None:
-        """Cancel a request whose client went away, as its ``notifications/cancelled`` would."""
-        self._routes.pop(ident, None)
+        """Cancel a request whose client went away, as its ``notifications/cancelled`` would,
+        for a session reading with receive()."""
+        self.drop_route(ident)
         params = types.CancelledNotificationParams(request_id=ident, reason=reason)
         note = Codec.encode_notification(types.methods.CANCELLED.method, params)
         try:
-            self._inbound_send.send_nowait(note)
+            self._queue()[0].send_nowait(note)
         except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("could not cancel request %r: the session is busy or gone", ident)
+
+    def drop_route(self, ident: RequestId) -> None:
+        """The client of request ``ident`` went away: what the request sends is dropped."""
+        self._routes.pop(ident, None)
 
     def in_flight(self, ident: RequestId) -> bool:
         return ident in self._routes
@@ -448,16 +487,33 @@ async def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> 
 
 
 class _SessionState:
-    __slots__ = ("active", "done", "finished", "header", "id", "last_seen", "transport")
+    """One session of the app: its inline :class:`~mcpbind.session.Session` (no task of its own:
+    each POST runs what it brings in its own task) and its transport."""
 
-    def __init__(self, session_id: str, transport: HttpSessionTransport) -> None:
+    __slots__ = ("active", "ending", "header", "id", "last_seen", "session", "transport")
+
+    def __init__(self, session_id: str, transport: HttpSessionTransport, session: Session) -> None:
         self.id = session_id
         self.transport = transport
-        self.header: Headers = [(b"mcp-session-id", session_id.encode())]
+        self.session = session
+        self.header: tuple[tuple[bytes, bytes], ...] = (
+            ((b"mcp-session-id", session_id.encode()),) if session_id else ()
+        )
         self.active = 0
         self.last_seen = time.monotonic()
-        self.finished = False
-        self.done: anyio.Event | None = None  # made by whoever waits for the end
+        self.ending = False
+
+
+class _Helper:
+    """A task helping a POST whose handler waits for something: it watches for the client
+    going away (and writes the SSE stream). ``scope`` stops it; ``done`` is set when it ends."""
+
+    __slots__ = ("done", "ended", "scope")
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+        self.done = anyio.Event()
+        self.ended = False  # it wrote the end of the response
 
 
 class _Request:
@@ -608,8 +664,9 @@ class StreamableHTTPApp:
                 yield self
             finally:
                 self._task_group = None
-                for state in list(self.sessions.values()):
-                    state.transport.end()
+                with anyio.CancelScope(shield=True):
+                    for state in list(self.sessions.values()):
+                        await self._close_session(state)
                 self.sessions.clear()
                 tg.cancel_scope.cancel()
 
@@ -631,25 +688,27 @@ class StreamableHTTPApp:
                 self._end_session(state)
 
     def _end_session(self, state: _SessionState) -> None:
+        """End a session from synchronous code: it is gone at once, closed soon."""
         if self.sessions.get(state.id) is state:
             del self.sessions[state.id]
-        state.transport.end()
+        if self._task_group is not None and not state.ending:
+            self._task_group.start_soon(self._close_session, state)
 
-    async def _run_session(self, state: _SessionState) -> None:
-        try:
-            await self.server.run(state.transport)
-        except Exception:
-            log.exception("session %s failed", state.id)
-        finally:
-            if self.sessions.get(state.id) is state:
-                del self.sessions[state.id]
-            await state.transport.aclose()
+    async def _close_session(self, state: _SessionState) -> None:
+        """The session ends: its handlers are cancelled (:meth:`_delete` waits for them), its
+        streams and waiting POSTs end, its events go."""
+        if self.sessions.get(state.id) is state:
+            del self.sessions[state.id]
+        if state.ending:
+            return
+        state.ending = True
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.server.end_session(state.session)
+            except Exception:
+                log.exception("session %s failed to close", state.id)
             if self.event_store is not None:
-                with anyio.CancelScope(shield=True):
-                    await self.event_store.forget_session(state.id)
-            state.finished = True
-            if state.done is not None:
-                state.done.set()
+                await self.event_store.forget_session(state.id)
 
     # -- ASGI ---------------------------------------------------------------------------
 
@@ -809,22 +868,45 @@ class StreamableHTTPApp:
             state = self._session(request)
         state.active += 1
         try:
-            transport = state.transport
+            session = state.session
+            if session.closed:
+                raise _Problem(404, SESSION_NOT_FOUND, "Session ended")
             if not is_request:
-                await transport.deliver(body)
-                await send({"type": "http.response.start", "status": 202, "headers": [*state.header, *extra]})
-                await send({"type": "http.response.body", "body": b""})
+                await self._accept(
+                    session, body, not isinstance(method, UnsetType), send, [*state.header, *extra]
+                )
                 return
             assert ident is not None and not isinstance(ident, UnsetType)
-            if transport.in_flight(ident):
+            if state.transport.in_flight(ident):
                 raise _Problem(400, INVALID_REQUEST, f"Request id {ident!r} is already in use", ident)
+            spawn = self._spawner()
+            assert spawn is not None
             if self.json_response:
-                await self._answer_json(state, ident, body, receive, send, extra, initialize)
+                await self._answer_json(state, ident, body, receive, send, extra, initialize, spawn)
             else:
-                await self._answer_sse(state, ident, body, receive, send, extra, initialize)
+                await self._answer_sse(state, ident, body, receive, send, extra, initialize, spawn)
         finally:
             state.active -= 1
             state.last_seen = time.monotonic()
+
+    async def _accept(
+        self, session: Session, body: bytes, notification: bool, send: Send, headers: Headers
+    ) -> None:
+        """A notification or a response: 202. A response wakes its waiter before the answer; a
+        notification's handler runs after it, so that the client is not held by a slow one."""
+        if not notification:
+            await _feed(session, body)
+        await send({"type": "http.response.start", "status": 202, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+        if notification:
+            try:
+                await session.feed(body)
+            except anyio.ClosedResourceError:
+                pass
+
+    def _spawner(self) -> Spawn | None:
+        tg = self._task_group
+        return tg.start_soon if tg is not None else None
 
     async def _read_body(self, request: _Request, receive: Receive) -> bytes | None:
         """The body, ``None`` if the client went away; 413 past the limit, whether declared by
@@ -891,9 +973,9 @@ class StreamableHTTPApp:
             max_queued_messages=self.max_queued_messages,
             retry_ms=self.retry_ms,
         )
-        state = _SessionState(session_id, transport)
+        session = self.server.inline_session(transport, spawn=tg.start_soon)
+        state = _SessionState(session_id, transport, session)
         self.sessions[session_id] = state
-        tg.start_soon(self._run_session, state, name=f"mcpbind HTTP session {session_id[:8]}")
         return state
 
     def _initialized(self, state: _SessionState, answer: bytes) -> bool:
@@ -917,19 +999,54 @@ class StreamableHTTPApp:
         send: Send,
         extra: Headers,
         initialize: bool,
+        spawn: Spawn,
     ) -> None:
+        """The request's handler runs in this task and writes the response to ``send`` itself
+        (through the transport). Only if it waits for something does a helper task watch for
+        the client going away meanwhile, which cancels it."""
         transport = state.transport
         headers = [_JSON, *extra] if initialize else [_JSON, *extra, *state.header]
         on_initialize = (
-            (lambda data: state.header if self._initialized(state, data) else []) if initialize else None
+            (lambda data: list(state.header) if self._initialized(state, data) else [])
+            if initialize
+            else None
         )
         waiter = transport.wait_json(ident, send, headers, on_initialize)
-        await transport.deliver(body)
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        if not waiter.answered:  # the client went away first
-            waiter.answered = True
-            await transport.cancel_request(ident, "The client disconnected")
+        helper: _Helper | None = None
+
+        def on_suspend() -> None:
+            nonlocal helper
+            helper = _Helper()
+            spawn(self._watch_json, state, ident, waiter, receive, helper)
+
+        try:
+            await _feed(state.session, body, on_suspend)
+            if helper is not None:
+                await helper.done.wait()
+            elif not waiter.answered:  # cancelled by the client: nothing comes until it goes
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                waiter.answered = True
+                transport.drop_route(ident)
+        finally:
+            if helper is not None:
+                helper.scope.cancel()
+
+    async def _watch_json(
+        self, state: _SessionState, ident: RequestId, waiter: _JsonWaiter, receive: Receive, helper: _Helper
+    ) -> None:
+        try:
+            with helper.scope:
+                # The ASGI server ends receive() with http.disconnect once the response is
+                # written, or when the client goes away first.
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                if not waiter.answered:
+                    waiter.answered = True
+                    state.transport.drop_route(ident)
+                    state.session.cancel_received(ident)
+        finally:
+            helper.done.set()
 
     async def _answer_sse(
         self,
@@ -940,49 +1057,112 @@ class StreamableHTTPApp:
         send: Send,
         extra: Headers,
         initialize: bool,
+        spawn: Spawn,
     ) -> None:
+        """The request's handler runs in this task; what it sends waits in its stream's queue.
+        A handler that finishes at once leaves its whole answer there, written in one go; one
+        that waits for something gets a helper task that writes the stream as it comes and
+        watches for the client going away."""
         transport = state.transport
         stream = transport.open_stream(ident)
         queue = stream.attach()
-        await transport.deliver(body)
-        resumable = transport.event_store is not None
         headers = [*_SSE_HEADERS, *extra]
         first: list[bytes] = []
-        outcome: int | None = None
-        if initialize:
-            # The session id goes only on a successful answer: wait for it (it comes at once).
-            try:
-                _, chunk, outcome = await queue.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                raise _Problem(500, INTERNAL_ERROR, "The session ended during initialize", ident) from None
-            if self._initialized(state, stream.response or b""):
-                headers += state.header
-            first.append(chunk)
-        else:
+        if not initialize:
             headers += state.header
             version = transport.protocol_version
-            if resumable and version is not None and version >= POLLING_VERSION:
+            if transport.event_store is not None and version is not None and version >= POLLING_VERSION:
                 first.append(await transport.prime(stream))
-        gone = _Flag()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
+        if not initialize:
+            # (An initialize is answered at once, by the core: its headers wait for the answer.)
             await send({"type": "http.response.start", "status": 200, "headers": headers})
-            for chunk in first:
-                await _write(send, chunk)
-            if outcome is None or outcome == MESSAGE:
-                outcome = await self._pump(queue, send, set())
-            tg.cancel_scope.cancel()
+        helper: _Helper | None = None
+        gone = _Flag()
+
+        def on_suspend() -> None:
+            nonlocal helper
+            helper = _Helper()
+            spawn(self._write_sse, state, stream, queue, first, receive, send, helper, gone)
+
+        try:
+            await _feed(state.session, body, on_suspend)
+            if helper is not None:
+                if not stream.finished:
+                    stream.release(queue)  # no response is coming (cancelled): the stream ends
+                await helper.done.wait()
+                if not gone.set and not helper.ended:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+        except BaseException:
+            transport.forget(stream)
+            raise
+        finally:
+            if helper is not None:
+                helper.scope.cancel()
+        # Everything the handler sent is queued: write it all.
+        outcome: int | None = None
+        while outcome is None or outcome == MESSAGE:
+            try:
+                _, chunk, outcome = queue.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                break
+            first.append(chunk)
+        if initialize:
+            if stream.response is None:
+                transport.forget(stream)
+                raise _Problem(500, INTERNAL_ERROR, "The session ended during initialize", ident)
+            if self._initialized(state, stream.response):
+                headers += state.header
         if outcome == FINAL:
             await transport.finished(stream)
-        elif outcome != CLOSE and gone.set:
-            if resumable:
-                stream.release(queue)  # the handler goes on; a GET with Last-Event-ID resumes
-            else:
-                transport.forget(stream)
-                if not stream.finished:
-                    await transport.cancel_request(ident, "The client disconnected")
-        if not gone.set:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif outcome != CLOSE:
+            transport.forget(stream)
+        if initialize:
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"".join(first), "more_body": False})
+
+    async def _write_sse(
+        self,
+        state: _SessionState,
+        stream: SseStream,
+        queue: MemoryObjectReceiveStream[SseItem],
+        first: list[bytes],
+        receive: Receive,
+        send: Send,
+        helper: _Helper,
+        gone: _Flag,
+    ) -> None:
+        """Write a POST's SSE stream while its handler runs in the POST's task, and end the
+        response once the stream is answered or closed for polling (the POST's task ends it
+        otherwise, once its handler returns)."""
+        transport = state.transport
+        outcome: int | None = None
+        try:
+            with helper.scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
+                    for chunk in first:
+                        await _write(send, chunk)
+                    outcome = await self._pump(queue, send, set())
+                    tg.cancel_scope.cancel()
+                if outcome == FINAL:
+                    await transport.finished(stream)
+                elif outcome != CLOSE and gone.set:
+                    if transport.event_store is not None:
+                        stream.release(queue)  # the handler goes on; a GET with Last-Event-ID resumes
+                    else:
+                        transport.forget(stream)
+                        if not stream.finished and stream.request_id is not None:
+                            transport.drop_route(stream.request_id)
+                            state.session.cancel_received(stream.request_id)
+                elif outcome is None:
+                    transport.forget(stream)
+                if not gone.set and outcome is not None and outcome != MESSAGE:
+                    # Answered, or closed for polling while the handler goes on: done now.
+                    helper.ended = True
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            helper.done.set()
 
     async def _pump(
         self, queue: MemoryObjectReceiveStream[SseItem], send: Send, seen: set[str]
@@ -1115,11 +1295,9 @@ class StreamableHTTPApp:
     async def _delete(self, request: _Request, send: Send, extra: Headers) -> None:
         self._version(request)
         state = self._session(request)
-        self._end_session(state)
+        await self._close_session(state)
         with anyio.move_on_after(5):
-            if not state.finished:
-                state.done = state.done or anyio.Event()
-                await state.done.wait()
+            await state.session.wait_closed()  # its handlers have unwound
         await send({"type": "http.response.start", "status": 204, "headers": extra})
         await send({"type": "http.response.body", "body": b""})
 
@@ -1175,16 +1353,18 @@ class StreamableHTTPApp:
             "", event_store=None, backlog=0, max_buffered_events=self.max_buffered_events
         )
         transport.protocol_version = version
-        session = self.server.session(transport)
+        spawn = self._spawner()
+        session = self.server.inline_session(transport, spawn=spawn, register=False)
         if method != "initialize":
             session.connection.assume_ready(version)
-        state = _SessionState("", transport)
-        state.header = []
-        async with session:
-            if self.json_response:
-                await self._answer_json(state, ident, body, receive, send, extra, False)
-            else:
-                await self._answer_sse(state, ident, body, receive, send, extra, False)
+        state = _SessionState("", transport, session)
+        answer = self._answer_json if self.json_response else self._answer_sse
+        if spawn is not None:
+            await answer(state, ident, body, receive, send, extra, False, spawn)
+            return
+        # No lifespan: a task group of this request's own, opened before the handler starts.
+        async with anyio.create_task_group() as tg:
+            await answer(state, ident, body, receive, send, extra, False, tg.start_soon)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -1203,6 +1383,13 @@ async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope, gone: _F
         pass
     gone.set = True
     scope.cancel()
+
+
+async def _feed(session: Session, body: bytes, on_suspend: Callable[[], None] | None = None) -> None:
+    try:
+        await session.feed(body, on_suspend)
+    except anyio.ClosedResourceError:
+        raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
 
 
 async def _write(send: Send, chunk: bytes) -> None:
