@@ -681,9 +681,9 @@ def report(
     out.append(
         "calls/s: median over the rounds (min-max); p50 and p99 latency in ms (medians over the rounds); "
         "server CPU µs per call; ratios of median calls/s to the floor and to the best official "
-        "configuration at the same concurrency; others' CPU %: the most CPU (in % of one CPU) that "
-        "processes other than the server and wrk took during a phase of that row, over the rounds "
-        "(other work on the machine skews a row where it is high)."
+        "configuration at the same concurrency; others' CPU %: the machine's CPU time during the phase "
+        "less the server's and wrk's, in % of one CPU (other processes, and interrupt work charged to "
+        "no process), median and min-max over the rounds: other work skews a row where it is high."
     )
     for c in args.concurrency:
         best_cfg, best_rate = official_best(results, c)
@@ -704,7 +704,7 @@ def report(
             out.append(
                 f"| {config.label} | {config.mode_label} | {fmt_range(s.rate[c])} | {fmt_ms(s.p50_us[c])} | "
                 f"{fmt_ms(s.p99_us[c])} | {fmt_range(s.cpu_us[c])} | {fmt_ratio(ratio(rate, floor_rate))} | "
-                f"{fmt_ratio(ratio(rate, best_rate))} | {fmt_num(max(s.others_pct[c]))} |"
+                f"{fmt_ratio(ratio(rate, best_rate))} | {fmt_range(s.others_pct[c])} |"
             )
     if memory:
         out.append("")
