@@ -19,7 +19,7 @@ from typing import Any, Generic, Literal, TypeVar
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectSendStream
 from msgspec import UNSET
 
 from mcpbind.connection import (
@@ -332,19 +332,19 @@ class Session:
         "_closed",
         "_finished",
         "_handlers",
-        "_idle",
+        "_idle_workers",
+        "_inbox",
         "_inline",
+        "_input_done",
         "_notifications",
         "_progress",
-        "_queue",
-        "_queued",
         "_ready",
         "_ready_event",
-        "_runners",
         "_spawn",
         "_task_group",
         "_turns",
         "_waiters",
+        "_waiting",
         "_workers",
         "connection",
         "expose_internal_errors",
@@ -382,21 +382,25 @@ class Session:
         self.request_timeout = request_timeout
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
-        # Received requests are run by a pool of runner tasks, made as needed up to
-        # ``max_concurrent_requests`` and kept for the session's life: a task per request would
-        # cost more than everything else the session does for it (about 20 µs on either loop).
-        # A runner waiting for work counts in ``_idle``; a request handed to it uncounts it.
-        # (Context variables a handler sets and does not reset stay set in its runner.)
-        # Inline, ``_active`` handlers run and ``_turns`` wait for one of them to finish.
+        # With tasks of its own, the session runs a pool of worker tasks (leader and followers):
+        # the one that reads (the leader) also runs the handler of each request it reads, in
+        # line, and goes on reading when it returns without having waited for anything. A
+        # handler that waits makes its task hand reading over (to an idle worker, or a new one,
+        # up to ``max_concurrent_requests`` + 1 of them, kept for the session's life) before it
+        # waits: a quick request costs no task switch, no queue, no new task. Context
+        # variables a handler sets and does not reset stay set in its worker.
+        # ``_active`` handlers run (both ways of running); past ``max_concurrent_requests``,
+        # requests wait in ``_waiting`` (with tasks) or their callers in ``_turns`` (inline).
         self.max_concurrent_requests = max_concurrent_requests
-        self._runners = 0
-        self._idle = 0
         self._active = 0
         self._turns: deque[anyio.Event] | None = None
+        # (Made by ``_serve``: an empty deque costs about 600 bytes, which inline sessions save.)
+        self._waiting: deque[tuple[RequestHandler, RequestReceived, anyio.CancelScope]]
+        self._inbox: deque[Event]  # the rest of a batch, for whoever reads next
+        self._idle_workers: deque[anyio.Event]
+        self._input_done: anyio.Event | None = None
         # Streams, events and task groups are made when first needed: an idle inline session
         # has none (an asyncio Event alone costs more than a kilobyte).
-        self._queue: MemoryObjectSendStream[tuple[RequestHandler, RequestReceived, anyio.CancelScope]]
-        self._queued: MemoryObjectReceiveStream[tuple[RequestHandler, RequestReceived, anyio.CancelScope]]
         self._waiters: dict[RequestId, _Waiter[Any]] = {}
         self._progress: dict[str | int, _Waiter[Any]] | None = None
         self._handlers: dict[RequestId, anyio.CancelScope] = {}
@@ -404,7 +408,9 @@ class Session:
         # Handlers, notification tasks and the reader run here, apart from the code inside
         # ``async with session``: the peer going away stops them, never the caller's block.
         self._workers: anyio.abc.TaskGroup | None = None
-        self._notifications: anyio.abc.ObjectSendStream[tuple[NotificationHandler, NotificationReceived]]
+        self._notifications: (
+            MemoryObjectSendStream[tuple[NotificationHandler, NotificationReceived]] | None
+        ) = None
         self._inline = False
         self._spawn: Spawn | None = None
         # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
@@ -488,51 +494,130 @@ class Session:
     # -- reading --------------------------------------------------------------------------
 
     async def _serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        self._queue, self._queued = anyio.create_memory_object_stream[
-            tuple[RequestHandler, RequestReceived, anyio.CancelScope]
-        ](math.inf)
-        async with anyio.create_task_group() as workers:
-            self._workers = workers
-            send, receive = anyio.create_memory_object_stream[
-                tuple[NotificationHandler, NotificationReceived]
-            ](self.max_pending_requests)
-            self._notifications = send
-            workers.start_soon(self._dispatch_notifications, receive)
-            task_status.started()
-            try:
-                await self._read()
-            finally:
-                self._queue.close()
-                self._queued.close()
-            # The peer is gone: handlers still running have nobody to answer any more.
-            workers.cancel_scope.cancel()
-
-    async def _read(self) -> None:
+        self._input_done = anyio.Event()
+        self._waiting = deque()
+        self._inbox = deque()
+        self._idle_workers = deque()
         try:
-            while True:
+            async with anyio.create_task_group() as workers:
+                self._workers = workers
+                workers.start_soon(self._work, name="mcpbind session worker")
+                task_status.started()
+                await self._input_done.wait()
+                # The peer is gone: handlers still running have nobody to answer any more.
+                workers.cancel_scope.cancel()
+        finally:
+            if self._notifications is not None:
+                self._notifications.close()
+            self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
+            self._finish()
+
+    async def _work(self) -> None:
+        """A worker: lead (read, and run what is read) until it hands reading over, then wait
+        until it is given reading back. Ends with the input."""
+        assert self._input_done is not None
+        while not self._input_done.is_set():
+            await self._lead()
+            if self._input_done.is_set():
+                return
+            turn = anyio.Event()
+            self._idle_workers.append(turn)
+            await turn.wait()
+
+    def _hand_over(self) -> None:
+        """The leader's handler is about to wait: another worker reads meanwhile."""
+        if self._idle_workers:
+            self._idle_workers.popleft().set()
+        else:
+            assert self._workers is not None
+            self._workers.start_soon(self._work, name="mcpbind session worker")
+
+    async def _lead(self) -> None:
+        """Read messages and act on them in this task, a request's handler included, until a
+        handler waits for something: reading is handed over then, and this returns once the
+        handler (and requests that were waiting for its place) are done. Returns at the end of
+        input too."""
+        leading = True
+
+        def hand_over() -> None:
+            nonlocal leading
+            leading = False
+            self._hand_over()
+
+        inbox = self._inbox
+        while True:
+            if inbox:
+                event = inbox.popleft()
+            else:
                 try:
                     data = await self.transport.receive()
                 except MessageTooLarge as exc:
                     await self._send(Codec.encode_error(None, INVALID_REQUEST, f"Invalid request: {exc}"))
                     continue
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    self._end_of_input()
+                    return
                 try:
                     events = self.connection.receive(data)
                 except Exception:  # a bug, not bad input: the core answers bad input itself
                     log.exception("could not process a received message; the session goes on")
                     continue
-                for event in events:
-                    await self._on(event)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
-        finally:
-            self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
-            self._finish()
+                if len(events) != 1:
+                    inbox.extend(events)  # a batch, or nothing
+                    continue
+                event = events[0]
+            if not isinstance(event, RequestReceived):
+                await self._on(event)
+                continue
+            job = await self._admit(event)
+            while job is not None:
+                handler, received, scope = job
+                if leading:
+                    await _stepped(self._run_handler(handler, received, scope), hand_over)
+                else:
+                    await self._run_handler(handler, received, scope)
+                job = self._next_job()
+            if not leading:
+                return
+
+    async def _admit(
+        self, event: RequestReceived
+    ) -> tuple[RequestHandler, RequestReceived, anyio.CancelScope] | None:
+        """A received request to run now, or ``None``: refused (answered here), or left waiting
+        for a place (``max_concurrent_requests``)."""
+        handler, refusal = self._refusal(event)
+        if handler is None:
+            if refusal is not None:
+                await self._send(refusal, event.id, True)
+            return None
+        scope = anyio.CancelScope()
+        self._handlers[event.id] = scope
+        if self._active >= self.max_concurrent_requests:
+            self._waiting.append((handler, event, scope))
+            return None
+        self._active += 1
+        return handler, event, scope
+
+    def _next_job(self) -> tuple[RequestHandler, RequestReceived, anyio.CancelScope] | None:
+        """A handler finished: its place goes to the first request waiting for one, if any."""
+        waiting = self._waiting
+        while waiting:
+            job = waiting.popleft()
+            if not job[2].cancel_called:
+                return job
+            self._drop(job[1].id, job[2])  # cancelled while it waited
+        self._active -= 1
+        return None
+
+    def _end_of_input(self) -> None:
+        self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
+        self._finish()
+        if self._input_done is not None:
+            self._input_done.set()
 
     async def _on(self, event: Event) -> None:
         if isinstance(event, Reply):
             await self._send(event.data, event.id, event.id is not None)
-        elif isinstance(event, RequestReceived):
-            self._start_handler(event)
         elif isinstance(event, ResponseReceived):
             waiter = self._waiters.get(event.id)
             if waiter is not None:
@@ -548,6 +633,13 @@ class Session:
             if handler is not None:
                 # One task runs notification handlers in the order they arrived; the reader
                 # goes on unless that many are waiting (then it waits: backpressure).
+                if self._notifications is None:
+                    assert self._workers is not None
+                    send, receive = anyio.create_memory_object_stream[
+                        tuple[NotificationHandler, NotificationReceived]
+                    ](self.max_pending_requests)
+                    self._notifications = send
+                    self._workers.start_soon(self._dispatch_notifications, receive)
                 await self._notifications.send((handler, event))
         elif isinstance(event, CancelRequested):
             self.cancel_received(event.request_id)
@@ -587,38 +679,6 @@ class Session:
             )
             return None, self.connection.respond_error(event.id, error)
         return handler, None
-
-    def _start_handler(self, event: RequestReceived) -> None:
-        handler, refusal = self._refusal(event)
-        if handler is None:
-            self._reply_soon(refusal, event.id)
-            return
-        scope = anyio.CancelScope()
-        self._handlers[event.id] = scope
-        self._queue.send_nowait((handler, event, scope))
-        if self._idle:
-            self._idle -= 1  # a waiting runner has it already
-        elif self._runners < self.max_concurrent_requests:
-            self._runners += 1
-            assert self._workers is not None
-            self._workers.start_soon(self._run_requests, name="mcpbind request runner")
-        # else it waits in the queue for the first runner to finish (at most
-        # ``max_pending_requests`` wait or run, checked above).
-
-    async def _run_requests(self) -> None:
-        queued = self._queued
-        while True:
-            try:
-                handler, event, scope = queued.receive_nowait()
-            except anyio.WouldBlock:
-                self._idle += 1
-                try:
-                    handler, event, scope = await queued.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
-                    return
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                return
-            await self._run_handler(handler, event, scope)
 
     def send_soon(self, data: bytes) -> None:
         """Queue encoded bytes for sending from synchronous code running in the event loop."""
