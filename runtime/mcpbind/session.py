@@ -255,6 +255,33 @@ class HandlerRegistry:
         return register
 
 
+class _Lead:
+    """A worker's time as the leader: ``leading`` until a handler it runs waits for something
+    (then reading is handed over); ``running`` while that handler runs."""
+
+    __slots__ = ("leading", "running", "session")
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.leading = True
+        self.running = False
+
+    def hand_over(self) -> None:
+        self.leading = False
+        self.session._hand_over()
+
+    def handed_over(self) -> bool:
+        return not self.leading
+
+    def cut_short(self) -> bool:
+        """Whether the handler running was cancelled (the scope came out in the middle)."""
+        return self.running
+
+
+# A request given a place to run: its handler, itself, and the scope it waited in (if it did).
+_Job = tuple[RequestHandler, RequestReceived, "anyio.CancelScope | None"]
+
+
 class _Waiter(Generic[R]):
     __slots__ = ("error", "event", "progress", "result")
 
@@ -340,6 +367,7 @@ class Session:
         "_progress",
         "_ready",
         "_ready_event",
+        "_scope_type",
         "_spawn",
         "_task_group",
         "_turns",
@@ -395,7 +423,7 @@ class Session:
         self._active = 0
         self._turns: deque[anyio.Event] | None = None
         # (Made by ``_serve``: an empty deque costs about 600 bytes, which inline sessions save.)
-        self._waiting: deque[tuple[RequestHandler, RequestReceived, anyio.CancelScope]]
+        self._waiting: deque[_Job]
         self._inbox: deque[Event]  # the rest of a batch, for whoever reads next
         self._idle_workers: deque[anyio.Event]
         self._input_done: anyio.Event | None = None
@@ -413,6 +441,7 @@ class Session:
         ) = None
         self._inline = False
         self._spawn: Spawn | None = None
+        self._scope_type: type[anyio.CancelScope] | None = None
         # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
         self._closed = False
         self._finished: anyio.Event | None = None
@@ -536,14 +565,47 @@ class Session:
         """Read messages and act on them in this task, a request's handler included, until a
         handler waits for something: reading is handed over then, and this returns once the
         handler (and requests that were waiting for its place) are done. Returns at the end of
-        input too."""
-        leading = True
+        input too.
 
-        def hand_over() -> None:
-            nonlocal leading
-            leading = False
-            self._hand_over()
+        One cancel scope serves every handler run while leading: until a handler waits, none
+        can be cancelled (the peer's cancellation is read by this very task), and once one
+        waits, this task runs nothing else until it is done, so cancelling the scope cancels
+        exactly that handler. (A cancel scope per request would cost more than the rest.)
+        """
+        while True:
+            lead = _Lead(self)
+            job: _Job | None = None
+            scope = self._new_scope()
+            with scope:
+                while not lead.handed_over():
+                    job = await self._read_request()
+                    if job is None:
+                        return  # the end of input
+                    while job is not None:
+                        handler, event, _ = job
+                        self._handlers[event.id] = scope
+                        lead.running = True
+                        await _stepped(self._run_handler(handler, event, scope, entered=True), lead.hand_over)
+                        lead.running = False
+                        job = self._next_job()  # its place goes on, or is freed
+                        if lead.handed_over():
+                            break
+            if lead.cut_short():  # its handler was cancelled: its place goes on, or is freed
+                job = self._next_job()
+            if not lead.handed_over():
+                continue  # (a handler cancelled its own request): lead on
+            # Reading is another task's now: run what waited for a place, then stop.
+            while job is not None:
+                handler, event, own = job
+                assert own is not None
+                await self._run_handler(handler, event, own)
+                job = self._next_job()
+            return
 
+    async def _read_request(self) -> _Job | None:
+        """Read and act on messages until a request may run now (its place is taken), or
+        ``None`` at the end of input. Requests are refused (answered here) past
+        ``max_pending_requests`` and wait past ``max_concurrent_requests``."""
         inbox = self._inbox
         while True:
             if inbox:
@@ -556,7 +618,7 @@ class Session:
                     continue
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     self._end_of_input()
-                    return
+                    return None
                 try:
                     events = self.connection.receive(data)
                 except Exception:  # a bug, not bad input: the core answers bad input itself
@@ -569,45 +631,41 @@ class Session:
             if not isinstance(event, RequestReceived):
                 await self._on(event)
                 continue
-            job = await self._admit(event)
-            while job is not None:
-                handler, received, scope = job
-                if leading:
-                    await _stepped(self._run_handler(handler, received, scope), hand_over)
-                else:
-                    await self._run_handler(handler, received, scope)
-                job = self._next_job()
-            if not leading:
-                return
-
-    async def _admit(
-        self, event: RequestReceived
-    ) -> tuple[RequestHandler, RequestReceived, anyio.CancelScope] | None:
-        """A received request to run now, or ``None``: refused (answered here), or left waiting
-        for a place (``max_concurrent_requests``)."""
-        handler, refusal = self._refusal(event)
-        if handler is None:
-            if refusal is not None:
-                await self._send(refusal, event.id, True)
-            return None
-        scope = anyio.CancelScope()
-        self._handlers[event.id] = scope
-        if self._active >= self.max_concurrent_requests:
+            handler, refusal = self._refusal(event)
+            if handler is None:
+                if refusal is not None:
+                    await self._send(refusal, event.id, True)
+                continue
+            if self._active < self.max_concurrent_requests:
+                self._active += 1
+                return handler, event, None
+            # It waits for a place, cancellable meanwhile.
+            scope = self._new_scope()
+            self._handlers[event.id] = scope
             self._waiting.append((handler, event, scope))
-            return None
-        self._active += 1
-        return handler, event, scope
 
-    def _next_job(self) -> tuple[RequestHandler, RequestReceived, anyio.CancelScope] | None:
+    def _next_job(self) -> _Job | None:
         """A handler finished: its place goes to the first request waiting for one, if any."""
         waiting = self._waiting
         while waiting:
             job = waiting.popleft()
-            if not job[2].cancel_called:
+            scope = job[2]
+            assert scope is not None
+            if not scope.cancel_called:
                 return job
-            self._drop(job[1].id, job[2])  # cancelled while it waited
+            self._drop(job[1].id, scope)  # cancelled while it waited
         self._active -= 1
         return None
+
+    def _new_scope(self) -> anyio.CancelScope:
+        # The backend's own class, called directly: anyio.CancelScope() looks the backend up
+        # each time, which costs about as much again.
+        scope_type = self._scope_type
+        if scope_type is None:
+            scope = anyio.CancelScope()
+            self._scope_type = type(scope)
+            return scope
+        return scope_type()
 
     def _end_of_input(self) -> None:
         self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
@@ -701,43 +759,50 @@ class Session:
         event: RequestReceived,
         scope: anyio.CancelScope,
         on_suspend: Callable[[], None] | None = None,
+        *,
+        entered: bool = False,
     ) -> None:
-        spec = self.connection.spec_of(event.method)
+        """Run a request's handler in ``scope`` (``entered``: the caller is inside it already,
+        and a cancellation comes out of here as the backend's exception), then send its answer."""
+        data: bytes | None = None
+        try:
+            if entered:
+                data = await self._call_handler(handler, event, on_suspend)
+            else:
+                with scope:
+                    data = await self._call_handler(handler, event, on_suspend)
+                if scope.cancelled_caught:
+                    data = None  # cancelled by the peer (already abandoned) or the session is ending
+            if data is not None:
+                await self._send(data, event.id, True)
+        finally:
+            self._drop(event.id, scope)
+
+    async def _call_handler(
+        self, handler: RequestHandler, event: RequestReceived, on_suspend: Callable[[], None] | None
+    ) -> bytes | None:
+        """The handler's answer, encoded (``None``: the request was cancelled meanwhile)."""
         meta = getattr(event.params, "meta", UNSET)
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         context = RequestContext(
             self, event.id, event.method, token if isinstance(token, str | int) else None
         )
-        data: bytes | None = None
         try:
-            with scope:
-                try:
-                    if on_suspend is None:
-                        result = await handler(event.params, context)
-                    else:
-                        result = await _stepped(handler(event.params, context), on_suspend)
-                except McpError as exc:
-                    data = self.connection.respond_error(event.id, exc)
-                except Exception as exc:
-                    log.exception("handler for %s failed", event.method)
-                    message = f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"
-                    data = self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, message))
-                else:
-                    try:
-                        data = self.connection.respond(event.id, spec, result)
-                    except (msgspec.EncodeError, msgspec.ValidationError, TypeError) as exc:
-                        log.error(
-                            "handler for %s returned a value that cannot be sent: %s", event.method, exc
-                        )
-                        data = self.connection.respond_error(
-                            event.id, McpError(INTERNAL_ERROR, "Internal error")
-                        )
-            if scope.cancelled_caught:
-                data = None  # cancelled by the peer (already abandoned) or the session is ending
-            if data is not None:
-                await self._send(data, event.id, True)
-        finally:
-            self._drop(event.id, scope)
+            if on_suspend is None:
+                result = await handler(event.params, context)
+            else:
+                result = await _stepped(handler(event.params, context), on_suspend)
+        except McpError as exc:
+            return self.connection.respond_error(event.id, exc)
+        except Exception as exc:
+            log.exception("handler for %s failed", event.method)
+            message = f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"
+            return self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, message))
+        try:
+            return self.connection.respond(event.id, self.connection.spec_of(event.method), result)
+        except (msgspec.EncodeError, msgspec.ValidationError, TypeError) as exc:
+            log.error("handler for %s returned a value that cannot be sent: %s", event.method, exc)
+            return self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, "Internal error"))
 
     def _drop(self, ident: RequestId, scope: anyio.CancelScope) -> None:
         # The peer may already have reused the id of a cancelled request: only our entry goes.
@@ -807,7 +872,7 @@ class Session:
             if refusal is not None:
                 await self._send(refusal, event.id, True)
             return
-        scope = anyio.CancelScope()
+        scope = self._new_scope()
         self._handlers[event.id] = scope
         if self._active < self.max_concurrent_requests:
             self._active += 1
@@ -828,7 +893,7 @@ class Session:
                     self._pass_turn()
                 self._drop(event.id, scope)
                 return
-            scope = self._handlers[event.id] = anyio.CancelScope()
+            scope = self._handlers[event.id] = self._new_scope()
         try:
             await self._run_handler(handler, event, scope, on_suspend)
         finally:
