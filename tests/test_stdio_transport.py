@@ -311,6 +311,47 @@ async def test_send_after_a_torn_send_starts_on_a_fresh_line() -> None:
     assert drain(framer) == [b'{"firs', b'{"second":2}']  # half of b'{"first":1}\n'
 
 
+class GatedSendStream(ByteSendStream):
+    """Each send() waits for the test to open the gate, so that other senders queue behind it."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.gate = anyio.Event()
+        self.entered = anyio.Event()
+
+    async def send(self, item: bytes) -> None:
+        self.entered.set()
+        await self.gate.wait()
+        self.written.append(item)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.anyio
+async def test_senders_queue_in_order_and_a_cancelled_one_leaves_the_queue() -> None:
+    stream = GatedSendStream()
+    never_send, never = anyio.create_memory_object_stream[bytes](1)
+    transport = StdioTransport(MemoryByteReceiveStream(never), stream)
+    async with never_send, never:
+        with anyio.fail_after(2):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(transport.send, b"1")
+                await stream.entered.wait()  # "1" holds the lock, inside the stream
+                for text in (b"2", b"3"):
+                    tg.start_soon(transport.send, text)
+                    await anyio.wait_all_tasks_blocked()
+                async with anyio.create_task_group() as quitter:
+                    quitter.start_soon(transport.send, b"gave up")
+                    await anyio.wait_all_tasks_blocked()
+                    quitter.cancel_scope.cancel()  # it leaves the queue
+                tg.start_soon(transport.send, b"4")
+                await anyio.wait_all_tasks_blocked()
+                stream.gate.set()
+            await transport.send(b"5")  # free again
+    assert stream.written == [b"1\n", b"2\n", b"3\n", b"4\n", b"5\n"]
+
+
 # --------------------------------------------------------------------------------------------
 # stdio_server_transport over OS pipes, polled by the event loop and in the thread fallback
 # --------------------------------------------------------------------------------------------

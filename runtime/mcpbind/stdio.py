@@ -24,6 +24,7 @@ import stat
 import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any
@@ -176,13 +177,41 @@ class LineFramer:
 # --------------------------------------------------------------------------------------------
 
 
-def _new_lock() -> anyio.Lock:
-    # fast_acquire (anyio >= 4.5): an uncontended send() does not yield to the event loop; it
-    # still checks for cancellation, and it yields whenever the stream has to wait.
-    try:
-        return anyio.Lock(fast_acquire=True)
-    except TypeError:
-        return anyio.Lock()
+class _SendLock:
+    """Mutual exclusion for writers, at the cost of a flag when uncontended: taking it free
+    neither yields nor checks for cancellation (anyio's Lock looks up the current task and
+    checks for cancellation, more than a whole small write costs). Waiters queue in order,
+    and the lock is handed to the first of them."""
+
+    __slots__ = ("_busy", "_waiters")
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._waiters: deque[anyio.Event] | None = None
+
+    async def acquire(self) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        turn = anyio.Event()
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = deque()
+        waiters.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():
+                self.release()  # handed the lock while leaving: hand it on
+            else:
+                waiters.remove(turn)
+            raise
+
+    def release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # it stays taken, by the first waiting
+        else:
+            self._busy = False
 
 
 class StdioTransport:
@@ -195,9 +224,10 @@ class StdioTransport:
     ``receive()`` goes on with the line after it), and ``anyio.ClosedResourceError`` after
     :meth:`aclose`. A cancelled ``receive()`` loses nothing: data already read stays buffered.
 
-    ``receive()`` returning a line already buffered checks for cancellation without yielding to
-    other tasks (one read of up to 64 KiB can hold hundreds of messages); it waits only when
-    it has to read. Likewise an uncontended ``send()`` yields only if the stream makes it wait.
+    ``receive()`` returns a line already buffered at once, without yielding to other tasks
+    (one read of up to 64 KiB can hold hundreds of messages); it checks for cancellation and
+    waits only when it has to read. Likewise an uncontended ``send()`` yields only if the
+    stream makes it wait.
     """
 
     def __init__(
@@ -209,7 +239,7 @@ class StdioTransport:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
         self._framer = LineFramer(max_message_size)
-        self._send_lock = _new_lock()
+        self._send_lock = _SendLock()
         self._closed = False
         # A send was interrupted and may have left half a line on the wire.
         self._send_torn = False
@@ -224,8 +254,6 @@ class StdioTransport:
     async def receive(self) -> bytes:
         framer = self._framer
         while True:
-            # Before taking anything: a cancellation here leaves every byte buffered.
-            await checkpoint_if_cancelled()
             if self._closed:
                 raise anyio.ClosedResourceError
             line = framer.next_line()
@@ -233,6 +261,8 @@ class StdioTransport:
                 return line
             if framer.eof:
                 raise anyio.EndOfStream
+            # Before reading: a cancellation here leaves every byte buffered.
+            await checkpoint_if_cancelled()
             self._reading = True
             try:
                 chunk = await self._receive_stream.receive(_READ_SIZE)
@@ -252,7 +282,9 @@ class StdioTransport:
         if b"\n" in message:
             raise ValueError("a stdio message must not contain a newline")
         data = message + b"\n"
-        async with self._send_lock:
+        lock = self._send_lock
+        await lock.acquire()
+        try:
             if self._closed:
                 raise anyio.ClosedResourceError
             if self._send_torn:
@@ -264,6 +296,8 @@ class StdioTransport:
             except (BrokenPipeError, ConnectionResetError) as exc:
                 raise anyio.BrokenResourceError from exc
             self._send_torn = False
+        finally:
+            lock.release()
 
     async def aclose(self) -> None:
         if self._closed:
