@@ -352,6 +352,12 @@ def test_connection_assume_ready() -> None:
         Connection("client", info, types.ClientCapabilities()).assume_ready("2025-06-18")
 
 
+def test_connection_refuses_an_unknown_version_at_construction() -> None:
+    info = types.Implementation(name="s", version="1")
+    with pytest.raises(LookupError, match="1999-01-01"):
+        Connection("server", info, types.ServerCapabilities(), versions=("2025-11-25", "1999-01-01"))
+
+
 async def test_event_store_bounds(anyio_backend: str) -> None:
     store = MemoryEventStore(
         max_events_per_session=3, max_bytes_per_session=100, max_events=5, max_bytes=1000

@@ -20,6 +20,7 @@ from msgspec import UNSET
 
 from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.schema import VERSIONS as KNOWN_VERSIONS
 from mcpbind.schema import load
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.wire import (
@@ -154,10 +155,15 @@ Event = (
 )
 
 
-@functools.cache
 def _shared_codec(role: Role, batching: bool | None) -> Codec:
     """Codecs hold no per-connection state, and building one defines a struct per method: one
-    per role and batching rule is shared by every connection."""
+    per role and batching rule is shared by every connection (``None``: the canonical
+    version's rule, the same codec as when it is given)."""
+    return _codec_for(role, methods.BATCHING if batching is None else batching)
+
+
+@functools.cache
+def _codec_for(role: Role, batching: bool) -> Codec:
     return Codec(methods, role, batching=batching)
 
 
@@ -197,7 +203,10 @@ class Connection:
     def __post_init__(self) -> None:
         self._codec = _shared_codec(self.role, None)
         for version in self.versions:
-            load(version)  # fail at construction, not mid-session, on an unknown version
+            # Fail at construction, not mid-session, on an unknown version; its types are
+            # loaded only if it is negotiated (each version's modules cost memory and time).
+            if version not in KNOWN_VERSIONS:
+                raise LookupError(f"unknown MCP schema version {version!r}; known: {KNOWN_VERSIONS}")
 
     # -- receiving ------------------------------------------------------------------------
 
