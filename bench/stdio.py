@@ -65,6 +65,8 @@ from typing import IO, Any
 import msgspec
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: bench.peers is imported from the repository root
+    sys.path.insert(0, str(ROOT))
 PROTOCOL_VERSION = "2025-11-25"
 
 # -- the wire, as the load generator sees it -------------------------------------------------------
@@ -114,6 +116,29 @@ class _Reply(msgspec.Struct):
     error: _ErrorBody | None = None
 
 
+class _Head(msgspec.Struct):
+    """The envelope alone: which message this is."""
+
+    id: int | str | None = None
+    method: str | None = None
+
+
+class _ToolName(msgspec.Struct):
+    name: str
+
+
+class _ToolsResult(msgspec.Struct):
+    tools: list[_ToolName]
+    next_cursor: str | None = msgspec.field(default=None, name="nextCursor")
+
+
+class _ToolsReply(msgspec.Struct):
+    jsonrpc: str = ""
+    id: int | str | None = None
+    result: _ToolsResult | None = None
+    error: _ErrorBody | None = None
+
+
 class _InitReply(msgspec.Struct):
     jsonrpc: str = ""
     id: int | str | None = None
@@ -133,12 +158,28 @@ class ServerSpec:
     name: str
     label: str
     args: tuple[str, ...]
+    # The venv (bench/peers.py) the server runs in; None: this interpreter, with this checkout.
+    peer: str | None = None
+
+    def python(self) -> str:
+        if self.peer is None:
+            return sys.executable
+        from bench import peers
+
+        return str(peers.ensure(self.peer))
 
     def command(self, extra_tools: int) -> list[str]:
-        cmd = [sys.executable, *self.args]
-        if extra_tools and self.name != "raw-floor":
+        cmd = [self.python(), *self.args]
+        if extra_tools:
             cmd += ["--tools", str(extra_tools)]
         return cmd
+
+    def env(self) -> dict[str, str]:
+        if self.peer is None:
+            return server_env()
+        from bench import peers
+
+        return peers.peer_env()
 
 
 SERVERS: dict[str, ServerSpec] = {
@@ -158,14 +199,31 @@ SERVERS: dict[str, ServerSpec] = {
             "official",
             "official SDK low-level, asyncio",
             ("bench/official_echo_server.py",),
+            peer="official",
         ),
-        ServerSpec("raw-floor", "raw msgspec loop (floor)", ("bench/stdio.py", "--serve-raw")),
+        ServerSpec(
+            "official-decorator",
+            "official SDK MCPServer (decorators)",
+            ("bench/official_decorator_echo_server.py",),
+            peer="official",
+        ),
+        ServerSpec("fastmcp", "FastMCP", ("bench/fastmcp_echo_server.py",), peer="fastmcp"),
+        ServerSpec("raw-floor", "raw msgspec loop (floor)", ("bench/raw_floor_server.py",)),
     )
 }
 
 
+def prepare_peers(names: Sequence[str]) -> None:
+    """Make (or check) the venvs of the named servers before anything is timed."""
+    from bench import peers
+
+    for peer in dict.fromkeys(SERVERS[n].peer for n in names):
+        if peer is not None:
+            peers.ensure(peer)
+
+
 def server_env() -> dict[str, str]:
-    """The environment of every server: this checkout's runtime and generated code first."""
+    """The environment of mcpbind's servers: this checkout's runtime and generated code first."""
     env = dict(os.environ)
     dev = [str(ROOT / "runtime"), str(ROOT / "generated")]
     if env.get("PYTHONPATH"):
@@ -176,6 +234,18 @@ def server_env() -> dict[str, str]:
     # start write what is missing or stale (a dev checkout's caches may be either).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
+
+
+def proc_status_kib(pid: int, field_name: str) -> float:
+    """A ``kB`` field of /proc/PID/status (``VmRSS``, ``VmHWM``), in KiB; NaN when unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(field_name.encode() + b":"):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return math.nan
 
 
 def cpu_seconds(pid: int) -> float:
@@ -232,7 +302,7 @@ class ServerProcess:
             self.proc = subprocess.Popen(
                 spec.command(extra_tools),
                 cwd=ROOT,
-                env=server_env(),
+                env=spec.env(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.stderr,
@@ -255,10 +325,12 @@ class ServerProcess:
         except BaseException:
             self.close()
             raise
-        self.wbuf = b""
-        self.rbuf = b""
+        self.wbuf = memoryview(b"")  # what a full pipe did not take yet (a view: no copy per write)
+        self.rbuf = bytearray()
+        self.rbuf_has_line = False  # whether rbuf holds a newline (scanned on arrival only)
         self.next_id = 1
         self.decoder = msgspec.json.Decoder(_Reply)
+        self.decoder_head = msgspec.json.Decoder(_Head)
         self.notifications: dict[str, int] = {}
         self.phase = "start-up"
         self.progress: Callable[[], str] | None = None
@@ -303,7 +375,7 @@ class ServerProcess:
 
     def send(self, data: bytes) -> None:
         if self.wbuf:
-            self.wbuf += data
+            self.wbuf = memoryview(bytes(self.wbuf) + data)
             return
         try:
             written = os.write(self.wfd, data)
@@ -312,7 +384,7 @@ class ServerProcess:
         except BrokenPipeError:
             raise self.fail("stdin closed (the server exited?)") from None
         if written < len(data):
-            self.wbuf = data[written:]
+            self.wbuf = memoryview(data)[written:]
             self.selector.register(self.wfd, selectors.EVENT_WRITE)
 
     def _flush_some(self) -> None:
@@ -335,9 +407,11 @@ class ServerProcess:
         if stall is None:
             stall = self.stall_timeout
         while True:
-            if b"\n" in self.rbuf:
-                *lines, self.rbuf = self.rbuf.split(b"\n")
-                return lines
+            if self.rbuf_has_line:
+                *lines, rest = self.rbuf.split(b"\n")
+                self.rbuf = rest
+                self.rbuf_has_line = False
+                return [bytes(line) for line in lines]
             now = time.monotonic()
             if now >= deadline:
                 raise self.fail(f"phase deadline passed; {self.diagnose()}")
@@ -356,6 +430,8 @@ class ServerProcess:
                         code = self.proc.poll()
                         raise self.fail(f"stdout closed (exit code {code})")
                     self.rbuf += data
+                    if b"\n" in data:
+                        self.rbuf_has_line = True
 
     # -- protocol --------------------------------------------------------------------------------
 
@@ -449,6 +525,42 @@ class ServerProcess:
         self.progress = None
         return (clock() - started) / 1e9
 
+    def exchange(
+        self, phase: str, request: bytes, rid: int, check: Callable[[bytes], None], timeout: float
+    ) -> int:
+        """Send one request (a whole line) and wait for its answer; nanoseconds from write to answer.
+
+        ``check`` is given the answer's line and raises :class:`BenchError` when it is wrong;
+        notifications in between are counted and skipped, anything else fails.
+        """
+        deadline = time.monotonic() + timeout
+        self.phase = phase
+        clock = time.perf_counter_ns
+        started = clock()
+        self.send(request)
+        while True:
+            lines = self.read_lines(deadline)
+            took = clock() - started  # before any decoding: the generator's own work is not timed
+            for line in lines:
+                try:
+                    head = self.decoder_head.decode(line)
+                except msgspec.DecodeError as exc:
+                    raise self.fail(f"undecodable message ({exc}): {line[:500]!r}") from None
+                if head.id is None and head.method is not None:
+                    self.notifications[head.method] = self.notifications.get(head.method, 0) + 1
+                    continue
+                if head.id != rid or head.method is not None:
+                    raise self.fail(f"unexpected message, waiting for the answer to {rid}: {line[:500]!r}")
+                check(line)
+                if self.rbuf:
+                    raise self.fail(f"unexpected bytes after the answer to {rid}: {bytes(self.rbuf[:500])!r}")
+                return took
+
+    def take_id(self) -> int:
+        rid = self.next_id
+        self.next_id += 1
+        return rid
+
     def close(self, timeout: float = 5.0) -> str:
         """EOF on stdin, wait for the exit, kill if need be; a note when the exit was not clean."""
         note = ""
@@ -480,21 +592,36 @@ class ServerProcess:
 
 # -- the measurement -------------------------------------------------------------------------------
 
+BIG_SIZES = (100 * 1024, 1024 * 1024)  # characters of the echoed text: "100 KB" and "1 MB"
+LIST_TOOLS = 1000  # tools listed in the tools/list phase: echo and 999 more
+LIST = b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n'
+# Text of any size, of characters that JSON carries as they are.
+_FILLER = (b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_. " * 16384)[: max(BIG_SIZES)]
+
+
+def size_label(size: int) -> str:
+    return f"{size // (1024 * 1024)} MB" if size >= 1024 * 1024 else f"{size // 1024} KB"
+
 
 @dataclass(frozen=True)
 class Counts:
     warmup: int
     sequential: int
     at: dict[int, int]  # in flight -> calls
+    big: dict[int, int]  # argument size -> sequential calls
+    lists: int  # tools/list calls on a server with LIST_TOOLS tools
 
 
-def counts_for(quick: bool, windows: Sequence[int]) -> Counts:
-    """Calls per phase: 5,000 sequential and at 1 in flight, 20,000 at more (/10 with --quick)."""
+def counts_for(quick: bool, windows: Sequence[int], big: bool = True, lists: bool = True) -> Counts:
+    """Calls per phase: 5,000 sequential and at 1 in flight, 20,000 at more, 200 of 100 KB, 40 of
+    1 MB, 200 tools/list (/10, or at least 5, with --quick)."""
     scale = 10 if quick else 1
     return Counts(
         warmup=2000 // scale,
         sequential=5000 // scale,
         at={w: (5000 if w == 1 else 20000) // scale for w in windows},
+        big={size: max(5, (200 if size < 1024 * 1024 else 40) // scale) for size in BIG_SIZES} if big else {},
+        lists=max(5, 200 // scale) if lists else 0,
     )
 
 
@@ -505,6 +632,11 @@ class Samples:
     rate: dict[int, list[float]] = field(default_factory=dict)
     cpu_us: dict[int, list[float]] = field(default_factory=dict)
     start_ms: list[float] = field(default_factory=list)
+    big_ms: dict[int, list[float]] = field(default_factory=dict)  # size -> p50 round trip per round
+    list_ms: list[float] = field(default_factory=list)  # p50 of tools/list with LIST_TOOLS tools
+    list_bytes: list[float] = field(default_factory=list)  # size of that answer
+    idle_rss_mib: list[float] = field(default_factory=list)  # VmRSS after the handshake and one call
+    peak_rss_mib: list[float] = field(default_factory=list)  # VmHWM at the end of a round
     notes: list[str] = field(default_factory=list)
 
 
@@ -514,11 +646,68 @@ def percentile(sorted_values: Sequence[int], q: float) -> float:
     return float(sorted_values[rank - 1])
 
 
+def big_call(server: ServerProcess, size: int, timeout: float) -> int:
+    """One tools/call echo of a text of ``size`` characters; nanoseconds from write to answer."""
+    rid = server.take_id()
+    prefix = b"big %d " % rid
+    text = prefix + _FILLER[: size - len(prefix)]
+    request = (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"' % rid
+        + text
+        + b'"}}}\n'
+    )
+
+    def check(line: bytes) -> None:
+        try:
+            reply = server.decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise server.fail(f"malformed answer to call {rid} ({exc}): {line[:300]!r}") from None
+        if reply.error is not None or reply.result is None or reply.result.is_error:
+            raise server.fail(f"error answer to call {rid}: {line[:300]!r}")
+        content = reply.result.content
+        if not content or content[0].type != "text" or content[0].text is None:
+            raise server.fail(f"answer to call {rid} without text content: {line[:300]!r}")
+        if content[0].text.encode() != text:
+            got = content[0].text
+            raise server.fail(
+                f"answer to call {rid} is not the text sent: {len(got)} characters, {got[:80]!r}..."
+            )
+
+    return server.exchange(f"{size_label(size)} argument", request, rid, check, timeout)
+
+
+def list_call(server: ServerProcess, expected: set[str], timeout: float) -> tuple[int, int]:
+    """One tools/list; nanoseconds from write to answer, and the answer's size in bytes."""
+    rid = server.take_id()
+    decoder = msgspec.json.Decoder(_ToolsReply)
+    size = 0
+
+    def check(line: bytes) -> None:
+        nonlocal size
+        size = len(line) + 1
+        try:
+            reply = decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise server.fail(f"malformed tools/list answer ({exc}): {line[:300]!r}") from None
+        if reply.error is not None or reply.result is None:
+            raise server.fail(f"error answer to tools/list: {line[:300]!r}")
+        if reply.result.next_cursor is not None:
+            raise server.fail(f"tools/list answer is paginated (nextCursor {reply.result.next_cursor!r})")
+        names = [tool.name for tool in reply.result.tools]
+        if len(names) != len(expected) or set(names) != expected:
+            raise server.fail(f"tools/list answer lists {len(names)} tools, not the {len(expected)} expected")
+
+    took = server.exchange(f"tools/list of {len(expected)} tools", LIST % rid, rid, check, timeout)
+    return took, size
+
+
 def one_round(spec: ServerSpec, counts: Counts, args: argparse.Namespace, samples: Samples) -> None:
     server = ServerProcess(spec, args.tools, args.stall_timeout, args.placement)
     note = ""
     try:
         server.handshake(args.start_timeout)
+        server.calls("first call", 1, 1, args.phase_timeout)
+        samples.idle_rss_mib.append(proc_status_kib(server.proc.pid, "VmRSS") / 1024)
         server.calls("warm-up", counts.warmup, 16, args.phase_timeout)
         server.calls("warm-up", counts.warmup // 4, 1, args.phase_timeout)
         gc.collect()
@@ -535,10 +724,40 @@ def one_round(spec: ServerSpec, counts: Counts, args: argparse.Namespace, sample
                 cpu = cpu_seconds(server.proc.pid) - cpu_before
                 samples.rate.setdefault(window, []).append(total / seconds)
                 samples.cpu_us.setdefault(window, []).append(cpu / total * 1e6)
+            for size, total in counts.big.items():
+                for _ in range(max(5, total // 4)):  # warm-up: the first big messages cost more (allocator)
+                    big_call(server, size, args.phase_timeout)
+                took = sorted(big_call(server, size, args.phase_timeout) for _ in range(total))
+                samples.big_ms.setdefault(size, []).append(percentile(took, 50) / 1e6)
         finally:
             gc.enable()
+        samples.peak_rss_mib.append(proc_status_kib(server.proc.pid, "VmHWM") / 1024)
         if server.notifications:
             samples.notes.append(f"notifications from the server: {server.notifications}")
+    finally:
+        note = server.close()
+    if note:
+        samples.notes.append(note)
+    if counts.lists:
+        list_round(spec, counts, args, samples)
+
+
+def list_round(spec: ServerSpec, counts: Counts, args: argparse.Namespace, samples: Samples) -> None:
+    """tools/list on a fresh server started with LIST_TOOLS tools (``--tools LIST_TOOLS-1``)."""
+    server = ServerProcess(spec, LIST_TOOLS - 1, args.stall_timeout, args.placement)
+    expected = {"echo", *(f"tool_{i}" for i in range(LIST_TOOLS - 1))}
+    try:
+        server.handshake(args.start_timeout)
+        for _ in range(5):
+            list_call(server, expected, args.phase_timeout)  # warm-up
+        gc.collect()
+        gc.disable()
+        try:
+            timed = [list_call(server, expected, args.phase_timeout) for _ in range(counts.lists)]
+        finally:
+            gc.enable()
+        samples.list_ms.append(percentile(sorted(t for t, _ in timed), 50) / 1e6)
+        samples.list_bytes.append(float(timed[-1][1]))
     finally:
         note = server.close()
     if note:
@@ -643,30 +862,46 @@ def placement_text(placement: Placement) -> str:
     return f"generator pinned to CPU {min(placement.generator)}, server to CPU {min(placement.server)}"
 
 
-def report(
-    results: dict[str, Samples], counts: Counts, rounds: int, placement: Placement, started_at: str
-) -> None:
+def header_line(counts: Counts, rounds: int, placement: Placement, started_at: str) -> str:
+    """When, what code, which machine and software, how the run was made."""
+    from bench import peers
+
+    windows = list(counts.at)
+    peer_text = "; ".join(peers.describe().splitlines()) or "no peer venvs"
+    phases = [f"sequential {counts.sequential:,} calls"]
+    phases += [f"{counts.at[w]:,} at {w} in flight" for w in windows]
+    phases += [f"{n:,} of {size_label(size)}" for size, n in counts.big.items()]
+    if counts.lists:
+        phases.append(f"{counts.lists:,} tools/list of {LIST_TOOLS:,} tools")
+    return (
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, commit {started_at}, {machine_line()}; "
+        f"CPython {platform.python_version()}; msgspec {version_of('msgspec')}, "
+        f"anyio {version_of('anyio')}, trio {version_of('trio')}; {peer_text}; "
+        f"{placement_text(placement)}; {rounds} rounds; " + ", ".join(phases)
+    )
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def report_lines(results: dict[str, Samples], counts: Counts) -> list[str]:
+    """The tables of a run (Markdown): throughput and latency, CPU and start-up, big messages and
+    memory. Ratios use medians; the official SDK's low-level server is "official"."""
     windows = list(counts.at)
     official = results.get("official")
     floor = results.get("raw-floor")
+    out: list[str] = []
 
     def rates(s: Samples, w: int) -> list[float]:
         return s.rate.get(w, [])
 
-    print()
-    print(
-        f"{datetime.now(timezone.utc):%Y-%m-%d}, commit {started_at}, {machine_line()}; "
-        f"CPython {platform.python_version()}; msgspec {version_of('msgspec')}, "
-        f"anyio {version_of('anyio')}, trio {version_of('trio')}, mcp {version_of('mcp')}; "
-        f"{placement_text(placement)}; {rounds} rounds; sequential {counts.sequential:,} calls, "
-        + ", ".join(f"{counts.at[w]:,} at {w} in flight" for w in windows)
-    )
-    print()
     head = ["server", "seq p50 µs", "seq p99 µs", *(f"calls/s at {w}" for w in windows)]
     if official is not None:
         head += ["p50 vs official", "p99 vs official", *(f"at {w} vs official" for w in windows)]
-    print("| " + " | ".join(head) + " |")
-    print("| --- |" + " ---: |" * (len(head) - 1))
+    rows = []
     for name, s in results.items():
         row = [
             SERVERS[name].label,
@@ -680,128 +915,149 @@ def report(
                 fmt_ratio(ratio(med(s.p99_us), med(official.p99_us))),
                 *(fmt_ratio(ratio(med(rates(s, w)), med(rates(official, w)))) for w in windows),
             ]
-        print("| " + " | ".join(row) + " |")
+        rows.append(row)
+    out += table(head, rows)
 
-    print()
+    out.append("")
     head = ["server", "start to initialize answer ms", *(f"server CPU µs/call at {w}" for w in windows)]
+    if official is not None:
+        head += ["start vs official"]
     if floor is not None:
         head += ["p50 vs floor", *(f"at {w} vs floor" for w in windows)]
-    print("| " + " | ".join(head) + " |")
-    print("| --- |" + " ---: |" * (len(head) - 1))
+    rows = []
     for name, s in results.items():
         row = [
             SERVERS[name].label,
             fmt_range(s.start_ms),
             *(fmt_range(s.cpu_us.get(w, [])) for w in windows),
         ]
+        if official is not None:
+            row += [fmt_ratio(ratio(med(s.start_ms), med(official.start_ms)))]
         if floor is not None:
             row += [
                 fmt_ratio(ratio(med(s.p50_us), med(floor.p50_us))),
                 *(fmt_ratio(ratio(med(rates(s, w)), med(rates(floor, w)))) for w in windows),
             ]
-        print("| " + " | ".join(row) + " |")
+        rows.append(row)
+    out += table(head, rows)
 
-    goals = []
+    sizes = list(counts.big)
+    out.append("")
+    head = ["server", *(f"{size_label(z)} round trip ms" for z in sizes)]
+    if counts.lists:
+        head += [f"tools/list of {LIST_TOOLS:,} ms", "its answer KiB"]
+    head += ["idle RSS MiB", "peak RSS MiB"]
+    if floor is not None:
+        head += [*(f"{size_label(z)} vs floor" for z in sizes)]
+        head += ["tools/list vs floor"] if counts.lists else []
+    if official is not None:
+        head += ["idle RSS vs official"]
+    rows = []
+    for name, s in results.items():
+        row = [SERVERS[name].label, *(fmt_range(s.big_ms.get(z, [])) for z in sizes)]
+        if counts.lists:
+            row += [fmt_range(s.list_ms), fmt_range([b / 1024 for b in s.list_bytes])]
+        row += [fmt_range(s.idle_rss_mib), fmt_range(s.peak_rss_mib)]
+        if floor is not None:
+            row += [fmt_ratio(ratio(med(s.big_ms.get(z, [])), med(floor.big_ms.get(z, [])))) for z in sizes]
+            row += [fmt_ratio(ratio(med(s.list_ms), med(floor.list_ms)))] if counts.lists else []
+        if official is not None:
+            row += [fmt_ratio(ratio(med(s.idle_rss_mib), med(official.idle_rss_mib)))]
+        rows.append(row)
+    out += table(head, rows)
+    return out
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One target of issue 6, as measured: ``value`` is a ratio (NaN: not measured)."""
+
+    who: str
+    scenario: str
+    target: str
+    value: float
+    met: bool | None
+
+    def row(self) -> list[str]:
+        verdict = "n/a" if self.met is None else "met" if self.met else "MISSED"
+        return [self.who, self.scenario, self.target, f"{fmt_ratio(self.value)} {verdict}".strip()]
+
+
+def goal(
+    who: str, scenario: str, target: str, value: float, at_least: float | None, at_most: float | None
+) -> Goal:
+    if math.isnan(value):
+        return Goal(who, scenario, target, value, None)
+    met = (at_least is None or value >= at_least) and (at_most is None or value <= at_most)
+    return Goal(who, scenario, target, value, met)
+
+
+def goals(results: dict[str, Samples]) -> list[Goal]:
+    """The stdio targets of issue 6 for mcpbind's servers (the official SDK's low-level server is
+    the "official" of the ratios)."""
+    official = results.get("official")
+    floor = results.get("raw-floor")
+    out: list[Goal] = []
     for name in ("mcpbind-asyncio", "mcpbind-trio"):
         if name not in results:
             continue
         s = results[name]
-        if official is not None and 16 in counts.at:
-            r = ratio(med(rates(s, 16)), med(rates(official, 16)))
-            verdict = "met" if r >= 20 else "MISSED"
-            goals.append(
-                f"| {SERVERS[name].label} | calls/s at 16 >= 20x official | {fmt_ratio(r)} {verdict} |"
-            )
+        who = SERVERS[name].label
+        if official is not None and 16 in s.rate:
+            r = ratio(med(s.rate[16]), med(official.rate.get(16, [])))
+            out.append(goal(who, "stdio throughput, 16 in flight", ">= 20x official low-level", r, 20, None))
+        if floor is not None and 16 in s.rate:
+            r = ratio(med(s.rate[16]), med(floor.rate.get(16, [])))
+            out.append(goal(who, "stdio throughput, 16 in flight", ">= 0.25x raw floor", r, 0.25, None))
         if floor is not None:
             r = ratio(med(s.p50_us), med(floor.p50_us))
-            verdict = "met" if r <= 3 else "MISSED"
-            goals.append(f"| {SERVERS[name].label} | seq p50 <= 3x raw floor | {fmt_ratio(r)} {verdict} |")
-    if goals:
-        print()
-        print("| server | goal | now |")
-        print("| --- | --- | ---: |")
-        print("\n".join(goals))
+            out.append(goal(who, "stdio sequential p50 latency", "<= 3x raw floor", r, None, 3))
+            if s.list_ms:
+                r = ratio(med(s.list_ms), med(floor.list_ms))
+                out.append(goal(who, f"tools/list, {LIST_TOOLS:,} tools", "<= 2x raw floor", r, None, 2))
+            mb = 1024 * 1024
+            if mb in s.big_ms:
+                r = ratio(med(s.big_ms[mb]), med(floor.big_ms.get(mb, [])))
+                out.append(goal(who, "1 MB round trip", "<= 1.5x raw floor", r, None, 1.5))
+        if official is not None:
+            r = ratio(med(s.idle_rss_mib), med(official.idle_rss_mib))
+            out.append(goal(who, "idle server RSS", "<= 0.4x official", r, None, 0.4))
+            r = ratio(med(s.start_ms), med(official.start_ms))
+            out.append(goal(who, "start to first response", "<= 0.25x official", r, None, 0.25))
+    return out
 
+
+def goal_table(found: Sequence[Goal]) -> list[str]:
+    return table(["who", "scenario", "target", "now"], [g.row() for g in found])
+
+
+def notes_lines(results: dict[str, Samples], started_at: str) -> list[str]:
     notes = [(name, n) for name, s in results.items() for n in dict.fromkeys(s.notes)]
     ended_at = commit()
     if ended_at != started_at:
         notes.append(
             ("checkout", f"changed during the run: {started_at} at the start, {ended_at} at the end")
         )
+    if not notes:
+        return []
+    return ["Notes:", *(f"- {name}: {n}" for name, n in notes)]
+
+
+def report(
+    results: dict[str, Samples], counts: Counts, rounds: int, placement: Placement, started_at: str
+) -> None:
+    print()
+    print(header_line(counts, rounds, placement, started_at))
+    print()
+    print("\n".join(report_lines(results, counts)))
+    found = goals(results)
+    if found:
+        print()
+        print("\n".join(goal_table(found)))
+    notes = notes_lines(results, started_at)
     if notes:
         print()
-        print("Notes:")
-        for name, n in notes:
-            print(f"- {name}: {n}")
-
-
-# -- the floor server ------------------------------------------------------------------------------
-
-
-class _Incoming(msgspec.Struct):
-    method: str | None = None
-    id: int | str | None = None
-    params: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _Arguments(msgspec.Struct):
-    text: str
-
-
-class _CallParams(msgspec.Struct):
-    name: str
-    arguments: _Arguments
-
-
-class _TextOut(msgspec.Struct):
-    text: str
-    type: str = "text"
-
-
-class _ResultOut(msgspec.Struct):
-    content: list[_TextOut]
-
-
-class _Answer(msgspec.Struct):
-    id: int | str | None
-    result: Any
-    jsonrpc: str = "2.0"
-
-
-class _ErrorAnswer(msgspec.Struct):
-    id: int | str | None
-    error: _ErrorBody
-    jsonrpc: str = "2.0"
-
-
-def serve_raw() -> None:
-    """The floor: one blocking loop, msgspec in and out, no framework, no checks beyond decoding."""
-    decode = msgspec.json.Decoder(_Incoming).decode
-    decode_call = msgspec.json.Decoder(_CallParams).decode
-    encode = msgspec.json.Encoder().encode
-    out = sys.stdout.buffer
-    init_result = {
-        "protocolVersion": PROTOCOL_VERSION,
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "raw-floor", "version": "0.1.0"},
-    }
-    for line in sys.stdin.buffer:
-        answer: _Answer | _ErrorAnswer
-        try:
-            msg = decode(line)
-            if msg.id is None:
-                continue  # a notification
-            if msg.method == "tools/call":
-                params = decode_call(msg.params)
-                answer = _Answer(msg.id, _ResultOut([_TextOut(params.arguments.text)]))
-            elif msg.method == "initialize":
-                answer = _Answer(msg.id, init_result)
-            else:
-                answer = _ErrorAnswer(msg.id, _ErrorBody(-32601, f"Method not found: {msg.method}"))
-        except msgspec.DecodeError as exc:
-            answer = _ErrorAnswer(None, _ErrorBody(-32700, str(exc)))
-        out.write(encode(answer) + b"\n")
-        out.flush()
+        print("\n".join(notes))
 
 
 # -- main ------------------------------------------------------------------------------------------
@@ -811,32 +1067,72 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="small counts, 2 rounds: a smoke run")
-    parser.add_argument("--rounds", type=int, help="rounds per server (default 5; 2 with --quick)")
+    add_options(parser)
+    return check_options(parser, parser.parse_args(argv))
+
+
+def add_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
+    """This benchmark's options (``prefix``: ``stdio-`` in the suite, for all but the shared ones)."""
+    if not prefix:
+        parser.add_argument("--quick", action="store_true", help="small counts, 2 rounds: a smoke run")
+        parser.add_argument("--rounds", type=int, help="rounds per server (default 5; 2 with --quick)")
+        parser.add_argument(
+            "--cpus",
+            choices=["split", "shared", "free"],
+            default="split",
+            help="split: generator on one CPU, server on another (default); shared: both on one "
+            "CPU; free: no pinning",
+        )
     parser.add_argument(
-        "--servers",
+        f"--{prefix}servers",
+        dest="servers",
         default=",".join(SERVERS),
         help=f"comma-separated, from: {', '.join(SERVERS)} (default: all)",
     )
-    parser.add_argument("--starts", type=int, help="start-up timings per server (default 5; 2 with --quick)")
     parser.add_argument(
-        "--in-flight",
+        f"--{prefix}starts",
+        dest="starts",
+        type=int,
+        help="start-up timings per server (default 5; 2 with --quick)",
+    )
+    parser.add_argument(
+        f"--{prefix}in-flight",
+        dest="in_flight",
         default="1,16,256",
         help="comma-separated numbers of requests in flight for the pipelined phases (default 1,16,256)",
     )
-    parser.add_argument("--tools", type=int, default=0, help="extra tools each server registers")
-    parser.add_argument("--stall-timeout", type=float, default=10.0, help="seconds without an answer")
-    parser.add_argument("--start-timeout", type=float, default=30.0, help="seconds to the initialize answer")
-    parser.add_argument("--phase-timeout", type=float, default=300.0, help="seconds per phase")
     parser.add_argument(
-        "--cpus",
-        choices=["split", "shared", "free"],
-        default="split",
-        help="split: generator on one CPU, server on another (default); shared: both on one "
-        "CPU; free: no pinning",
+        f"--{prefix}tools", dest="tools", type=int, default=0, help="extra tools each server registers"
     )
-    parser.add_argument("--serve-raw", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        f"--{prefix}no-big", dest="no_big", action="store_true", help="skip the 100 KB and 1 MB round trips"
+    )
+    parser.add_argument(
+        f"--{prefix}no-list",
+        dest="no_list",
+        action="store_true",
+        help=f"skip tools/list of {LIST_TOOLS:,} tools (a second server per round)",
+    )
+    parser.add_argument(
+        f"--{prefix}stall-timeout",
+        dest="stall_timeout",
+        type=float,
+        default=10.0,
+        help="seconds without an answer",
+    )
+    parser.add_argument(
+        f"--{prefix}start-timeout",
+        dest="start_timeout",
+        type=float,
+        default=30.0,
+        help="seconds to the initialize answer",
+    )
+    parser.add_argument(
+        f"--{prefix}phase-timeout", dest="phase_timeout", type=float, default=300.0, help="seconds per phase"
+    )
+
+
+def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
     names = [n.strip() for n in args.servers.split(",") if n.strip()]
     unknown = [n for n in names if n not in SERVERS]
     if unknown or not names:
@@ -849,13 +1145,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--in-flight takes comma-separated integers")
     if not windows or min(windows) < 1:
         parser.error("--in-flight takes integers of at least 1")
-    args.counts = counts_for(args.quick, list(dict.fromkeys(windows)))
-    if args.rounds is None:
-        args.rounds = 2 if args.quick else 5
+    args.counts = counts_for(
+        args.quick, list(dict.fromkeys(windows)), big=not args.no_big, lists=not args.no_list
+    )
+    args.stdio_rounds = args.rounds if args.rounds is not None else 2 if args.quick else 5
     if args.starts is None:
         args.starts = 2 if args.quick else 5
-    if args.rounds < 1 or args.starts < 0:
-        parser.error("--rounds must be at least 1 and --starts at least 0")
+    if args.stdio_rounds < 1 or args.starts < 0 or args.tools < 0:
+        parser.error("--rounds must be at least 1, --starts and --tools at least 0")
     return args
 
 
@@ -864,34 +1161,41 @@ def log(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Samples]:
+    """Every round of every server, then the start-ups; the caller's CPU set is restored after."""
     counts: Counts = args.counts
     names: list[str] = args.server_names
+    rounds: int = args.stdio_rounds
+    prepare_peers(names)
     results = {name: Samples() for name in names}
-    for r in range(args.rounds):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            started = time.monotonic()
-            one_round(SERVERS[name], counts, args, results[name])
-            s = results[name]
-            log(
-                f"round {r + 1}/{args.rounds} {name}: p50 {s.p50_us[-1]:.0f} µs, "
-                + ", ".join(f"{s.rate[w][-1]:,.0f}/s at {w}" for w in counts.at)
-                + f" ({time.monotonic() - started:.1f} s)"
-            )
-    for _ in range(args.starts):
+    affinity = os.sched_getaffinity(0)
+    try:
+        for r in range(rounds):
+            shift = r % len(names)
+            for name in names[shift:] + names[:shift]:
+                started = time.monotonic()
+                one_round(SERVERS[name], counts, args, results[name])
+                s = results[name]
+                big = "".join(f", {size_label(z)} {s.big_ms[z][-1]:.2f} ms" for z in counts.big)
+                listed = f", tools/list {s.list_ms[-1]:.2f} ms" if counts.lists else ""
+                log(
+                    f"stdio round {r + 1}/{rounds} {name}: p50 {s.p50_us[-1]:.0f} µs, "
+                    + ", ".join(f"{s.rate[w][-1]:,.0f}/s at {w}" for w in counts.at)
+                    + f"{big}{listed}, idle RSS {s.idle_rss_mib[-1]:.1f} MiB"
+                    + f" ({time.monotonic() - started:.1f} s)"
+                )
+        for _ in range(args.starts):
+            for name in names:
+                one_start(SERVERS[name], args, results[name])
         for name in names:
-            one_start(SERVERS[name], args, results[name])
-    for name in names:
-        if results[name].start_ms:
-            log(f"start-up {name}: {fmt_range(results[name].start_ms)} ms")
+            if results[name].start_ms:
+                log(f"start-up {name}: {fmt_range(results[name].start_ms)} ms")
+    finally:
+        os.sched_setaffinity(0, affinity)
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.serve_raw:
-        serve_raw()
-        return 0
     started_at = commit()
     load = os.getloadavg()[0]
     if load > 0.5:
@@ -901,7 +1205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BenchError as exc:
         print(f"bench/stdio.py: run aborted: {exc}", file=sys.stderr)
         return 1
-    report(results, args.counts, args.rounds, args.placement, started_at)
+    report(results, args.counts, args.stdio_rounds, args.placement, started_at)
     return 0
 
 

@@ -1,0 +1,176 @@
+"""The floor of the stdio benchmarks: a raw msgspec JSON-RPC echo loop, no MCP framework at all.
+
+One blocking loop: read what stdin has (up to 1 MiB at a time), decode each whole line with
+msgspec, answer, and write the answers to that read in one write. It answers ``initialize`` (with the protocol version the client asked for), ``ping``,
+``tools/list`` (``echo`` and, with ``--tools N``, ``tool_0`` ... ``tool_{N-1}``, encoded afresh for
+each request, as a server whose tools can change would) and ``tools/call`` of any listed tool (the
+``text`` argument back as text content, whatever its size); anything else gets -32601. It checks
+nothing beyond decoding. What a Python process costs at the least: the reference of
+``bench/stdio.py`` (servers) and ``bench/clients.py`` (the clients run against it).
+
+    python bench/raw_floor_server.py [--tools N] [--pin-cpu N]
+
+``--pin-cpu`` moves the process to that CPU first (the client benchmarks start this server
+through each SDK's own stdio client, so it places itself). Imports msgspec and the standard
+library only, so that its start-up is the interpreter's and msgspec's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import msgspec
+
+
+class _Incoming(msgspec.Struct):
+    method: str | None = None
+    id: int | str | None = None
+    params: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Arguments(msgspec.Struct):
+    text: str
+
+
+class _CallParams(msgspec.Struct):
+    name: str
+    arguments: _Arguments
+
+
+class _InitParams(msgspec.Struct):
+    protocolVersion: str
+
+
+class _TextOut(msgspec.Struct):
+    text: str
+    type: str = "text"
+
+
+class _ResultOut(msgspec.Struct):
+    content: list[_TextOut]
+
+
+class _Property(msgspec.Struct):
+    type: str
+    description: str
+
+
+class _InputSchema(msgspec.Struct):
+    properties: dict[str, _Property]
+    required: list[str]
+    type: str = "object"
+
+
+class _Tool(msgspec.Struct, rename="camel"):
+    name: str
+    description: str
+    input_schema: _InputSchema
+
+
+class _ToolsOut(msgspec.Struct):
+    tools: list[_Tool]
+
+
+class _ErrorBody(msgspec.Struct):
+    code: int
+    message: str
+
+
+class _Answer(msgspec.Struct):
+    id: int | str | None
+    result: Any
+    jsonrpc: str = "2.0"
+
+
+class _ErrorAnswer(msgspec.Struct):
+    id: int | str | None
+    error: _ErrorBody
+    jsonrpc: str = "2.0"
+
+
+SCHEMA = _InputSchema({"text": _Property("string", "What to say back")}, ["text"])
+
+
+def serve(extra_tools: int = 0) -> None:
+    decode = msgspec.json.Decoder(_Incoming).decode
+    decode_call = msgspec.json.Decoder(_CallParams).decode
+    decode_init = msgspec.json.Decoder(_InitParams).decode
+    encode = msgspec.json.Encoder().encode
+    names = ["echo", *(f"tool_{i}" for i in range(extra_tools))]
+    known = frozenset(names)
+    # The listing is encoded once: the least a server can do for a list that does not change.
+    tools = msgspec.Raw(encode(_ToolsOut([_Tool(name, "Says the text back.", SCHEMA) for name in names])))
+    capabilities: dict[str, Any] = {"tools": {}}
+    server_info = {"name": "raw-floor", "version": "0.1.0"}
+    empty: dict[str, Any] = {}
+    pending: list[bytes] = []  # the start of a line whose end has not arrived
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            return
+        if b"\n" not in chunk:
+            pending.append(chunk)
+            continue
+        if pending:
+            pending.append(chunk)
+            chunk = b"".join(pending)
+            pending.clear()
+        *lines, rest = chunk.split(b"\n")
+        if rest:
+            pending.append(rest)
+        answers: list[bytes] = []
+        for line in lines:
+            answer: _Answer | _ErrorAnswer
+            try:
+                msg = decode(line)
+                if msg.id is None:
+                    continue  # a notification
+                method = msg.method
+                if method == "tools/call":
+                    params = decode_call(msg.params)
+                    if params.name in known:
+                        answer = _Answer(msg.id, _ResultOut([_TextOut(params.arguments.text)]))
+                    else:
+                        answer = _ErrorAnswer(msg.id, _ErrorBody(-32602, f"Unknown tool: {params.name}"))
+                elif method == "tools/list":
+                    answer = _Answer(msg.id, tools)
+                elif method == "initialize":
+                    version = decode_init(msg.params).protocolVersion
+                    result = {
+                        "protocolVersion": version,
+                        "capabilities": capabilities,
+                        "serverInfo": server_info,
+                    }
+                    answer = _Answer(msg.id, result)
+                elif method == "ping":
+                    answer = _Answer(msg.id, empty)
+                else:
+                    answer = _ErrorAnswer(msg.id, _ErrorBody(-32601, f"Method not found: {method}"))
+            except msgspec.DecodeError as exc:
+                answer = _ErrorAnswer(None, _ErrorBody(-32700, str(exc)))
+            answers.append(encode(answer))
+        if answers:
+            answers.append(b"")
+            out = memoryview(b"\n".join(answers))
+            while out:
+                out = out[os.write(1, out) :]
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    extra_tools = 0
+    while args:
+        flag, value, *args = args
+        if flag == "--tools":
+            extra_tools = int(value)
+        elif flag == "--pin-cpu":
+            os.sched_setaffinity(0, {int(value)})
+        else:
+            raise SystemExit(f"raw_floor_server.py: unknown option {flag} (takes --tools N, --pin-cpu N)")
+    serve(extra_tools)
+
+
+if __name__ == "__main__":
+    main()
