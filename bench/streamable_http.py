@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import importlib.util
 import json
+import math
 import os
 import platform
 import resource
@@ -44,6 +45,7 @@ import shlex
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,26 +53,110 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from bench.stdio import (  # noqa: E402  (the repository root must be on sys.path first)
-    commit,
-    cpu_seconds,
-    fmt_num,
-    fmt_range,
-    fmt_ratio,
-    machine_line,
-    med,
-    ratio,
-    version_of,
-)
+
+# -- small helpers (as in bench/stdio.py) ----------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a live process: the sum over its threads of /proc's schedstat (ns precision)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    except OSError:
+        return math.nan
+    return total / 1e9
+
+
+def med(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def fmt_num(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}"
+
+
+def fmt_range(values: Sequence[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"{fmt_num(med(values))} ({fmt_num(min(values))}-{fmt_num(max(values))})"
+
+
+def fmt_ratio(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
+
+
+def ratio(ours: float, theirs: float) -> float:
+    if math.isnan(ours) or math.isnan(theirs) or theirs == 0:
+        return math.nan
+    return ours / theirs
+
+
+def version_of(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def machine_line() -> str:
+    cpu = platform.processor() or "unknown cpu"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cpus ({cpu}), {platform.system()} {platform.release()}"
+
+
+def commit() -> str:
+    """This checkout's commit, and whether the code the servers run has uncommitted changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "runtime", "generated", "examples", "bench"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + (
+        " (plus uncommitted changes in runtime/, generated/, examples/ or bench/)" if dirty else ""
+    )
+
 
 PROTOCOL_VERSION = "2025-11-25"
 PATH = "/mcp"
