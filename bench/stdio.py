@@ -789,7 +789,9 @@ def fmt_num(value: float) -> str:
         return f"{value:,.0f}"
     if value >= 100:
         return f"{value:.0f}"
-    return f"{value:.1f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}" if value >= 1 else f"{value:.3f}"
 
 
 def fmt_range(values: Sequence[float]) -> str:

@@ -1,0 +1,372 @@
+"""The benchmark suite of issue 6: mcpbind beside the official SDK, FastMCP and raw floors, in one run.
+
+    python -m bench [SCENARIO ...] [--quick] [--rounds N] [--cpus split|shared|free] [--output PATH]
+
+Scenarios (default: all, in this order):
+
+* ``stdio``: ``bench/stdio.py``: the ``echo`` server of every SDK over stdio (mcpbind on asyncio and
+  trio, the official SDK's low-level server and its ``MCPServer``, FastMCP, and the raw msgspec
+  loop): sequential p50/p99, calls/s at 1, 16 and 256 in flight, 100 KB and 1 MB round trips,
+  ``tools/list`` of 1,000 tools, idle and peak RSS, start to first answer;
+* ``client``: ``bench/clients.py``: each SDK's client against the raw floor server, sequential
+  and 16 in flight, beside a raw msgspec client;
+* ``import``: ``bench/imports.py``: a fresh interpreter importing each SDK;
+* ``http``: ``bench/streamable_http.py`` (Streamable HTTP under uvicorn, with wrk), run as it is;
+* ``codec``: ``bench/codec.py`` (decode + encode of MCP messages, beside orjson and pydantic).
+
+The official SDK and FastMCP run in virtual environments of their own (``.bench/venvs/``, made on
+first use by ``bench/peers.py``); mcpbind runs from this checkout. Every scenario runs even when
+one fails; the report says which failed, and the exit status is then 1.
+
+The report (Markdown: the machine, the software, the command, the targets of issue 6 with what
+was measured, then each scenario's tables) is printed and written to ``bench/RESULTS.md`` when
+every scenario ran without ``--quick``; otherwise to ``.bench/RESULTS-partial.md``. ``--output``
+names another file (``-``: none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench import clients, imports, peers, stdio
+from bench.stdio import BenchError, Goal, goal, machine_line, version_of
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ("stdio", "client", "import", "http", "codec")
+MAIN_PACKAGES = ("msgspec", "anyio", "trio", "httpx", "uvicorn", "httptools", "orjson", "mcp-types", "mcp")
+
+
+@dataclass
+class Section:
+    """One scenario's part of the report."""
+
+    name: str
+    title: str
+    lines: list[str] = field(default_factory=list)
+    goals: list[Goal] = field(default_factory=list)
+    failed: str | None = None
+    seconds: float = 0.0
+    load: tuple[float, float] = (math.nan, math.nan)  # 1-minute load average before and after
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# -- the scenarios ---------------------------------------------------------------------------------
+
+
+def run_stdio(args: argparse.Namespace, section: Section) -> None:
+    started_at = stdio.commit()
+    results = stdio.run(args)
+    section.lines += [
+        stdio.header_line(args.counts, args.stdio_rounds, args.placement, started_at),
+        "",
+        "Ratios are of medians: latency ours / theirs (below 1x is better), throughput ours / theirs "
+        "(above 1x is better); `official` is the official SDK's low-level server, `floor` the raw "
+        "msgspec loop. Big round trips are the median over the rounds of each round's p50.",
+        "",
+        *stdio.report_lines(results, args.counts),
+    ]
+    notes = stdio.notes_lines(results, started_at)
+    if notes:
+        section.lines += ["", *notes]
+    section.goals += stdio.goals(results)
+
+
+def run_client(args: argparse.Namespace, section: Section) -> None:
+    results = clients.run(args)
+    section.lines += [
+        clients.header_line(args.client_counts, args.client_rounds, args.placement),
+        "",
+        *clients.report_lines(results),
+    ]
+    notes = [f"- {name}: {n}" for name, s in results.items() for n in dict.fromkeys(s.notes)]
+    if notes:
+        section.lines += ["", "Notes:", *notes]
+    for who, scenario, target, value, bound in clients.goal_values(results):
+        section.goals.append(goal(who, scenario, target, value, bound, None))
+
+
+def run_import(args: argparse.Namespace, section: Section) -> None:
+    results = imports.run(args)
+    section.lines += [
+        f"Median of {args.import_runs} runs (min-max), wall time from spawn to exit of "
+        '`python -c "import X"`; net: less the bare interpreter of the same environment.',
+        "",
+        *imports.report_lines(results),
+    ]
+
+
+def subprocess_scenario(command: list[str], section: Section, capture: bool) -> str:
+    """Run a benchmark script; its stderr (progress) goes to ours; its stdout is returned when
+    ``capture``, else sent to our stderr too."""
+    env = stdio.server_env()
+    log(f"bench: {shlex.join(command)}")
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE if capture else sys.stderr,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise BenchError(f"{shlex.join(command)} exited {done.returncode} (its output is above)")
+    return done.stdout or ""
+
+
+def run_http(args: argparse.Namespace, section: Section) -> None:
+    output = ROOT / ".bench" / "RESULTS-http-suite.md"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "bench/streamable_http.py", "--output", str(output)]
+    command += ["--quick"] if args.quick else []
+    command += ["--rounds", str(args.rounds)] if args.rounds is not None else []
+    command += shlex.split(args.http_args)
+    if output.exists():
+        output.unlink()
+    subprocess_scenario(command, section, capture=False)
+    text = output.read_text()
+    section.lines += [
+        f"`bench/streamable_http.py`'s report, as it wrote it (command: `{shlex.join(command[1:])}`); "
+        "see the Streamable HTTP section of bench/README.md. Its servers run in this interpreter's "
+        "environment (the official SDK there too), not in the peers' venvs.",
+        "",
+    ]
+    for line in text.splitlines():
+        if line.startswith("# "):
+            continue  # its title; this section has one
+        section.lines.append("#" + line if line.startswith("### ") else line)
+    section.goals += http_goals(text)
+
+
+_GOAL_ROW = re.compile(r"^\| (mcpbind [^|]*?) (>=|<=) ([^|]*?) \| ([^|]*?) \|$")
+
+
+def http_goals(text: str) -> list[Goal]:
+    """The goal rows of bench/streamable_http.py's report (``| mcpbind ... >= 10x ... | 1.2x MISSED |``)."""
+    found: list[Goal] = []
+    for line in text.splitlines():
+        m = _GOAL_ROW.match(line.strip())
+        if not m:
+            continue
+        what, op, bound, now = m.groups()
+        scenario = what.removeprefix("mcpbind ").strip()
+        value_text = now.split()[0] if now.split() else ""
+        met = None if "met" not in now and "MISSED" not in now else "MISSED" not in now
+        number = re.match(r"[\d.]+", value_text.replace(",", ""))
+        value = float(number.group()) if number else math.nan
+        found.append(HttpGoal("mcpbind, HTTP", f"HTTP: {scenario}", f"{op} {bound}", value, met, now))
+    return found
+
+
+@dataclass(frozen=True)
+class HttpGoal(Goal):
+    """A goal as bench/streamable_http.py judged it; ``shown`` is its own cell (units included)."""
+
+    shown: str = ""
+
+    def row(self) -> list[str]:
+        return [self.who, self.scenario, self.target, self.shown]
+
+
+def run_codec(args: argparse.Namespace, section: Section) -> None:
+    command = [sys.executable, "bench/codec.py"]
+    command += ["--quick"] if args.quick else []
+    command += ["--rounds", str(args.rounds)] if args.rounds is not None else []
+    out = subprocess_scenario(command, section, capture=True)
+    section.lines += [
+        f"`{shlex.join(command[1:])}`: time per decode + encode round trip (see bench/README.md).",
+        "",
+        *out.strip().splitlines(),
+    ]
+
+
+RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = {
+    "stdio": ("stdio: servers", run_stdio),
+    "client": ("stdio: clients against the raw floor server", run_client),
+    "import": ("Import time", run_import),
+    "http": ("Streamable HTTP", run_http),
+    "codec": ("Codec: decode + encode of MCP messages", run_codec),
+}
+
+
+# -- the report ------------------------------------------------------------------------------------
+
+
+def software_line() -> str:
+    main = ", ".join(f"{p} {version_of(p)}" for p in MAIN_PACKAGES if version_of(p) != "not installed")
+    venvs = "; ".join(peers.describe().splitlines()) or "no peer venvs made"
+    return (
+        f"CPython {platform.python_version()} ({sys.executable}); mcpbind from this checkout; "
+        f"in this environment: {main}; {venvs}"
+    )
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def report(sections: list[Section], args: argparse.Namespace, started: datetime, commit: str) -> str:
+    out = ["# Benchmark results (issue 6)", ""]
+    out.append(
+        f"Measured {started:%Y-%m-%d %H:%M} UTC, {sum(s.seconds for s in sections) / 60:.0f} min, at "
+        f"commit {commit}."
+    )
+    out.append("")
+    out.append(f"- Machine: nproc {os.cpu_count()}, {cpu_model()}, {platform.system()} {platform.release()}.")
+    out.append(f"- Software: {software_line()}.")
+    out.append(f"- Command: `{args.command}`.")
+    loads = ", ".join(f"{s.name} {s.load[0]:.2f} → {s.load[1]:.2f}" for s in sections)
+    out.append(
+        f"- Load average (1 min) before → after each scenario: {loads}. The machine is shared: "
+        "other work running alongside skews the numbers (about 0 is a quiet machine; 2 means both "
+        "CPUs were busy on average)."
+    )
+    failed = [s for s in sections if s.failed]
+    if failed:
+        out.append("")
+        out.append("**Failed scenarios**: " + "; ".join(f"{s.title}: {s.failed}" for s in failed))
+    found = [g for s in sections for g in s.goals]
+    if found:
+        out += ["", "## Targets", ""]
+        out.append(
+            "The targets of issue 6 for mcpbind, each a ratio of medians measured in this run "
+            "(`official`: the official SDK's low-level server; HTTP rows as bench/streamable_http.py "
+            "judged them)."
+        )
+        out.append("")
+        out.append("| who | scenario | target | now |")
+        out.append("| --- | --- | --- | ---: |")
+        out += ["| " + " | ".join(g.row()) + " |" for g in found]
+        met = sum(1 for g in found if g.met)
+        judged = sum(1 for g in found if g.met is not None)
+        out += ["", f"{met} of {judged} targets met."]
+    for s in sections:
+        out += ["", f"## {s.title}", ""]
+        if s.failed:
+            out.append(f"Failed: {s.failed}")
+            if s.lines:
+                out.append("")
+        out += s.lines
+    return "\n".join(out) + "\n"
+
+
+# -- main ------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("scenarios", nargs="*", metavar="SCENARIO", help=f"from: {', '.join(SCENARIOS)}")
+    parser.add_argument("--quick", action="store_true", help="every scenario's smoke run (a few minutes)")
+    parser.add_argument(
+        "--rounds", type=int, help="rounds of each scenario (default: each one's own, 5 or 7)"
+    )
+    parser.add_argument(
+        "--cpus",
+        choices=["split", "shared", "free"],
+        default="split",
+        help="stdio and client: load generator (or client) on one CPU and server on another (split, "
+        "default), both on one (shared), or no pinning (free)",
+    )
+    parser.add_argument("--output", help="where the report goes (default: see above; '-' for none)")
+    stdio.add_options(parser, prefix="stdio-")
+    clients.add_options(parser, standalone=False)
+    imports.add_options(parser, prefix="import-")
+    parser.add_argument(
+        "--http-args", default="", help="more options for bench/streamable_http.py, as one string"
+    )
+    args = parser.parse_args(argv)
+    unknown = [s for s in args.scenarios if s not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenarios {unknown}; choose from {', '.join(SCENARIOS)}")
+    args.scenarios = [s for s in SCENARIOS if s in args.scenarios] if args.scenarios else list(SCENARIOS)
+    if args.rounds is not None and args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    stdio.check_options(parser, args)
+    clients.check_options(parser, args)
+    imports.check_options(parser, args)
+    if args.output is None:
+        full = args.scenarios == list(SCENARIOS) and not args.quick
+        args.output = (
+            str(ROOT / "bench" / "RESULTS.md") if full else str(ROOT / ".bench" / "RESULTS-partial.md")
+        )
+    args.command = shlex.join(["python", "-m", "bench", *(sys.argv[1:] if argv is None else argv)])
+    return args
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds: every server and client process is reaped on the way out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
+    started = datetime.now(timezone.utc)
+    commit = stdio.commit()
+    log(f"bench: {', '.join(args.scenarios)}; {machine_line()}; load average {os.getloadavg()[0]:.2f}")
+    try:
+        for name in dict.fromkeys(peer for peer in peers.PEERS):
+            peers.ensure(name)
+    except peers.PeerError as exc:
+        log(f"bench: cannot make the peers' venvs: {exc}")
+        return 1
+    sections: list[Section] = []
+    for name in args.scenarios:
+        title, runner = RUNNERS[name]
+        section = Section(name, title)
+        sections.append(section)
+        t0, load0 = time.monotonic(), os.getloadavg()[0]
+        log(f"bench: === {name} === (load average {load0:.2f})")
+        try:
+            runner(args, section)
+        except (BenchError, peers.PeerError, OSError) as exc:
+            section.failed = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else repr(exc)
+            log(f"bench: {name} failed: {exc}")
+        section.seconds = time.monotonic() - t0
+        section.load = (load0, os.getloadavg()[0])
+        log(f"bench: {name} took {section.seconds / 60:.1f} min")
+    ended_at = stdio.commit()
+    if ended_at != commit:
+        commit = f"{commit} at the start, {ended_at} at the end (the checkout changed during the run)"
+    text = report(sections, args, started, commit)
+    print(text, end="")
+    if args.output != "-":
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text)
+        log(f"bench: written to {args.output}")
+    bad = [s.title for s in sections if s.failed]
+    if bad:
+        log(f"bench: failed: {', '.join(bad)}")
+    missed = [g for s in sections for g in s.goals if g.met is False]
+    log(
+        f"bench: {len(missed)} targets missed"
+        + (": " + "; ".join(f"{g.who} {g.scenario}" for g in missed) if missed else "")
+    )
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,330 @@
+"""Client side over stdio: how many calls per second each SDK's client makes against the raw floor server.
+
+Clients (``--clients`` picks some):
+
+* ``raw-client``: the floor of clients, the load generator of ``bench/stdio.py`` (one
+  ``selectors`` loop, pre-formatted request lines, msgspec to read the answers);
+* ``mcpbind-asyncio`` / ``mcpbind-trio``: mcpbind's ``Client`` (this checkout);
+* ``official``: the official SDK's ``ClientSession`` over its ``stdio_client`` (its venv);
+* ``fastmcp``: FastMCP's ``Client`` over its ``StdioTransport`` (its venv).
+
+Every client talks to the same server, ``bench/raw_floor_server.py`` (msgspec, no framework), so
+what differs is the client. The SDK clients run ``bench/client_runner.py`` in their own
+environment and start the server through their own stdio client; the raw client is this process.
+Each measures, after a warm-up: ``--sequential`` calls one at a time and ``--pipelined`` calls with
+16 in flight, every answer checked (the text sent comes back, each call its own text); calls/s
+is calls over wall time, and the client's CPU µs per call is its own process's CPU time (all
+threads, the server's not counted). Each round starts every client afresh, in an order that
+rotates; tables give medians over the rounds with the min-max range.
+
+Placement as in ``bench/stdio.py``: ``--cpus split`` (default) puts the client on one CPU and the
+server on the other, ``shared`` both on one, ``free`` leaves it to the scheduler.
+
+    PYTHONPATH=runtime:generated python bench/clients.py [--quick] [--rounds N] [--clients a,b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import peers  # noqa: E402  (the repository root must be on sys.path first)
+from bench.stdio import (  # noqa: E402
+    SERVERS,
+    BenchError,
+    Placement,
+    ServerProcess,
+    fmt_range,
+    fmt_ratio,
+    med,
+    placement_text,
+    ratio,
+    server_env,
+)
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    name: str
+    label: str
+    peer: str | None  # the venv it runs in; None: this interpreter and checkout
+
+
+CLIENTS: dict[str, ClientSpec] = {
+    spec.name: spec
+    for spec in (
+        ClientSpec("raw-client", "raw msgspec loop (floor)", None),
+        ClientSpec("mcpbind-asyncio", "mcpbind Client, asyncio", None),
+        ClientSpec("mcpbind-trio", "mcpbind Client, trio", None),
+        ClientSpec("official", "official SDK ClientSession", "official"),
+        ClientSpec("fastmcp", "FastMCP Client", "fastmcp"),
+    )
+}
+IN_FLIGHT = 16
+
+
+@dataclass(frozen=True)
+class Counts:
+    warmup: int
+    sequential: int
+    pipelined: int
+
+
+def counts_for(quick: bool) -> Counts:
+    return Counts(50, 200, 500) if quick else Counts(500, 2000, 5000)
+
+
+@dataclass
+class Samples:
+    seq_rate: list[float] = field(default_factory=list)
+    pipe_rate: list[float] = field(default_factory=list)
+    seq_cpu_us: list[float] = field(default_factory=list)
+    pipe_cpu_us: list[float] = field(default_factory=list)
+    first_ms: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def raw_round(counts: Counts, placement: Placement, samples: Samples) -> None:
+    """The floor client: bench/stdio.py's generator against the floor server."""
+    started = time.perf_counter()
+    server = ServerProcess(SERVERS["raw-floor"], 0, 10.0, placement)
+    try:
+        server.handshake(30.0)
+        server.calls("first call", 1, 1, 60.0)
+        samples.first_ms.append((time.perf_counter() - started) * 1e3)
+        server.calls("warm-up", counts.warmup // 2, 1, 300.0)
+        server.calls("warm-up", counts.warmup - counts.warmup // 2, IN_FLIGHT, 300.0)
+        cpu = time.process_time()
+        seconds = server.calls("sequential", counts.sequential, 1, 300.0)
+        samples.seq_cpu_us.append((time.process_time() - cpu) / counts.sequential * 1e6)
+        samples.seq_rate.append(counts.sequential / seconds)
+        cpu = time.process_time()
+        seconds = server.calls("pipelined", counts.pipelined, IN_FLIGHT, 300.0)
+        samples.pipe_cpu_us.append((time.process_time() - cpu) / counts.pipelined * 1e6)
+        samples.pipe_rate.append(counts.pipelined / seconds)
+    finally:
+        note = server.close()
+    if note:
+        samples.notes.append(note)
+
+
+def sdk_round(
+    spec: ClientSpec, counts: Counts, placement: Placement, timeout: float, samples: Samples
+) -> None:
+    """One run of bench/client_runner.py in the client's environment."""
+    if spec.peer is None:
+        python, env = sys.executable, server_env()
+    else:
+        python, env = str(peers.ensure(spec.peer)), peers.peer_env()
+    server = [sys.executable, str(ROOT / "bench" / "raw_floor_server.py")]
+    if placement.server is not None:
+        server += ["--pin-cpu", str(min(placement.server))]
+    command = [
+        python,
+        str(ROOT / "bench" / "client_runner.py"),
+        spec.name,
+        f"--sequential={counts.sequential}",
+        f"--pipelined={counts.pipelined}",
+        f"--in-flight={IN_FLIGHT}",
+        f"--warmup={counts.warmup}",
+        "--",
+        *server,
+    ]
+    affinity = os.sched_getaffinity(0)
+    if placement.generator is not None:
+        os.sched_setaffinity(0, placement.generator)  # the client inherits it; the server moves itself
+    try:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except (
+        subprocess.TimeoutExpired
+    ) as exc:  # subprocess.run kills the client; its SDK's server goes with its pipes
+        raise BenchError(f"{spec.name}: the client did not finish within {timeout:g} s") from exc
+    finally:
+        os.sched_setaffinity(0, affinity)
+    if done.returncode != 0:
+        raise BenchError(
+            f"{spec.name}: client_runner exited {done.returncode}:\n{done.stderr.strip()[-3000:]}"
+        )
+    try:
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        seq, pipe = result["sequential"], result["pipelined"]
+        samples.seq_rate.append(seq["calls"] / seq["seconds"])
+        samples.seq_cpu_us.append(seq["cpu_seconds"] / seq["calls"] * 1e6)
+        samples.pipe_rate.append(pipe["calls"] / pipe["seconds"])
+        samples.pipe_cpu_us.append(pipe["cpu_seconds"] / pipe["calls"] * 1e6)
+        samples.first_ms.append(result["first_answer_seconds"] * 1e3)
+    except (ValueError, KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
+        raise BenchError(
+            f"{spec.name}: unreadable client_runner output ({exc}): {done.stdout[-1000:]!r}"
+        ) from None
+    if done.stderr.strip():
+        samples.notes.append(f"stderr output: {done.stderr.strip()[-1000:]}")
+
+
+def run(args: argparse.Namespace) -> dict[str, Samples]:
+    names: list[str] = args.client_names
+    counts: Counts = args.client_counts
+    rounds: int = args.client_rounds
+    for name in names:
+        peer = CLIENTS[name].peer
+        if peer is not None:
+            peers.ensure(peer)
+    results = {name: Samples() for name in names}
+    for r in range(rounds):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            started = time.monotonic()
+            s = results[name]
+            if name == "raw-client":
+                raw_round(counts, args.placement, s)
+            else:
+                sdk_round(CLIENTS[name], counts, args.placement, args.client_timeout, s)
+            log(
+                f"client round {r + 1}/{rounds} {name}: {s.seq_rate[-1]:,.0f}/s sequential, "
+                f"{s.pipe_rate[-1]:,.0f}/s at {IN_FLIGHT} ({time.monotonic() - started:.1f} s)"
+            )
+    return results
+
+
+def header_line(counts: Counts, rounds: int, placement: Placement) -> str:
+    return (
+        f"{rounds} rounds; {counts.sequential:,} sequential calls and {counts.pipelined:,} at "
+        f"{IN_FLIGHT} in flight after {counts.warmup:,} of warm-up; server bench/raw_floor_server.py; "
+        f"{placement_text(placement).replace('generator', 'client')}"
+    )
+
+
+def report_lines(results: dict[str, Samples]) -> list[str]:
+    raw = results.get("raw-client")
+    official = results.get("official")
+    head = [
+        "client",
+        "sequential calls/s",
+        f"calls/s at {IN_FLIGHT}",
+        "client CPU µs/call sequential",
+        f"client CPU µs/call at {IN_FLIGHT}",
+        "start to first answer ms",
+    ]
+    if raw is not None:
+        head += ["sequential vs raw", f"at {IN_FLIGHT} vs raw"]
+    if official is not None:
+        head += ["sequential vs official", f"at {IN_FLIGHT} vs official"]
+    out = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for name, s in results.items():
+        row = [
+            CLIENTS[name].label,
+            fmt_range(s.seq_rate),
+            fmt_range(s.pipe_rate),
+            fmt_range(s.seq_cpu_us),
+            fmt_range(s.pipe_cpu_us),
+            fmt_range(s.first_ms),
+        ]
+        for base in (raw, official):
+            if base is not None:
+                row += [
+                    fmt_ratio(ratio(med(s.seq_rate), med(base.seq_rate))),
+                    fmt_ratio(ratio(med(s.pipe_rate), med(base.pipe_rate))),
+                ]
+        out.append("| " + " | ".join(row) + " |")
+    return out
+
+
+def goal_values(results: dict[str, Samples]) -> list[tuple[str, str, str, float, float]]:
+    """(who, scenario, target, ratio, bound) of the client targets: at least ``bound`` x the raw client."""
+    raw = results.get("raw-client")
+    if raw is None:
+        return []
+    out = []
+    for name in ("mcpbind-asyncio", "mcpbind-trio"):
+        if name in results:
+            s = results[name]
+            label = CLIENTS[name].label
+            out.append(
+                (
+                    label,
+                    "client calls/s, sequential",
+                    ">= 0.5x raw client",
+                    ratio(med(s.seq_rate), med(raw.seq_rate)),
+                    0.5,
+                )
+            )
+            out.append(
+                (
+                    label,
+                    f"client calls/s, {IN_FLIGHT} in flight",
+                    ">= 0.4x raw client",
+                    ratio(med(s.pipe_rate), med(raw.pipe_rate)),
+                    0.4,
+                )
+            )
+    return out
+
+
+def add_options(parser: argparse.ArgumentParser, standalone: bool = True) -> None:
+    """This benchmark's options; ``standalone``: with --quick, --rounds and --cpus (the suite has its own)."""
+    if standalone:
+        parser.add_argument("--quick", action="store_true", help="small counts, 2 rounds: a smoke run")
+        parser.add_argument("--rounds", type=int, help="rounds per client (default 5; 2 with --quick)")
+        parser.add_argument("--cpus", choices=["split", "shared", "free"], default="split")
+    parser.add_argument(
+        "--clients",
+        default=",".join(CLIENTS),
+        help=f"client side: comma-separated, from: {', '.join(CLIENTS)} (default: all)",
+    )
+    parser.add_argument(
+        "--client-timeout", type=float, default=600.0, help="seconds for one client run (default 600)"
+    )
+
+
+def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    names = list(dict.fromkeys(n.strip() for n in args.clients.split(",") if n.strip()))
+    unknown = [n for n in names if n not in CLIENTS]
+    if unknown or not names:
+        parser.error(f"unknown clients {unknown}; choose from {', '.join(CLIENTS)}")
+    args.client_names = names
+    args.client_counts = counts_for(args.quick)
+    args.client_rounds = args.rounds if args.rounds is not None else 2 if args.quick else 5
+    if args.client_rounds < 1:
+        parser.error("--rounds must be at least 1")
+    args.placement = Placement.of(args.cpus)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_options(parser)
+    args = check_options(parser, parser.parse_args(argv))
+    try:
+        results = run(args)
+    except (BenchError, peers.PeerError) as exc:
+        print(f"bench/clients.py: run aborted: {exc}", file=sys.stderr)
+        return 1
+    print()
+    print(header_line(args.client_counts, args.client_rounds, args.placement))
+    print()
+    print("\n".join(report_lines(results)))
+    for name, s in results.items():
+        for note in dict.fromkeys(s.notes):
+            print(f"- {name}: {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
