@@ -72,14 +72,15 @@ def regen(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks side by side with orjson, the official SDK and a raw floor (see bench/README.md)."""
+    """The benchmark suite (`python -m bench`): mcpbind beside the official SDK, FastMCP and raw floors
+    over stdio and HTTP, client side, import time and the codec (see bench/README.md). Arguments go
+    to it: `nox -s bench -- --quick`, `nox -s bench -- stdio --rounds 3`. The official SDK and FastMCP
+    for stdio, the clients and import time are installed by the suite into .bench/venvs/."""
     session.install(".", *BENCH_DEPS)
-    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
-    session.run("python", "bench/codec.py", *session.posargs, env=env)
-    session.run("python", "bench/stdio.py", *session.posargs, env=env)
     # The HTTP benchmark's client (httpx) and the HTTP parser it serves every server with (httptools).
     session.install("httpx>=0.28,<1", "httptools>=0.6")
-    session.run("python", "bench/streamable_http.py", *session.posargs, env=env)
+    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
+    session.run("python", "-m", "bench", *session.posargs, env=env)
 
 
 @nox.session

@@ -169,7 +169,7 @@ def http_goals(text: str) -> list[Goal]:
         met = None if "met" not in now and "MISSED" not in now else "MISSED" not in now
         number = re.match(r"[\d.]+", value_text.replace(",", ""))
         value = float(number.group()) if number else math.nan
-        found.append(HttpGoal("mcpbind, HTTP", f"HTTP: {scenario}", f"{op} {bound}", value, met, now))
+        found.append(HttpGoal("mcpbind, Streamable HTTP", scenario, f"{op} {bound}", value, met, now))
     return found
 
 
