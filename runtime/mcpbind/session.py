@@ -295,7 +295,13 @@ class _Waiter(Generic[R]):
 @coroutine
 def _resume(coro: Coroutine[Any, Any, R], value: Any) -> Generator[Any, Any, R]:
     """Go on with ``coro`` after its first step was taken by hand and yielded ``value``: what the
-    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop."""
+    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop.
+
+    Taking a handler's first step by hand (``coro.send(None)``, in the task that awaits it, so
+    inside the caller's cancel scopes exactly as ``await`` would run it) tells whether it
+    finishes at once, as most do, or waits for something: only then does the caller need to
+    do something about it (hand reading over to another task, watch for the client going
+    away), and it learns so just before the handler's first wait."""
     while True:
         try:
             sent = yield value
@@ -311,26 +317,6 @@ def _resume(coro: Coroutine[Any, Any, R], value: Any) -> Generator[Any, Any, R]:
             except StopIteration as stop:
                 result = stop.value
                 return result
-
-
-async def _stepped(awaitable: Awaitable[R], on_suspend: Callable[[], None]) -> R:
-    """Await ``awaitable`` in this task, calling ``on_suspend`` just before it first waits for
-    something, if it ever does: a handler that finishes at once costs its caller nothing more.
-
-    The first step runs in this task, inside the caller's cancel scopes, exactly as ``await``
-    would run it; only the moment it would suspend is seen. (Anything but a coroutine is
-    taken to suspend.)"""
-    if type(awaitable) is not CoroutineType:
-        on_suspend()
-        return await awaitable
-    coro: Coroutine[Any, Any, R] = awaitable
-    try:
-        value = coro.send(None)
-    except StopIteration as stop:
-        result: R = stop.value
-        return result
-    on_suspend()
-    return await _resume(coro, value)
 
 
 _SESSION_CLOSED = "Connection closed"
@@ -585,7 +571,7 @@ class Session:
                         handler, event, _ = job
                         self._handlers[event.id] = scope
                         lead.running = True
-                        await _stepped(self._run_handler(handler, event, scope, entered=True), lead.hand_over)
+                        await self._run_handler(handler, event, scope, lead.hand_over)
                         lead.running = False
                         job = self._next_job()  # its place goes on, or is freed
                         if lead.handed_over():
@@ -598,7 +584,8 @@ class Session:
             while job is not None:
                 handler, event, own = job
                 assert own is not None
-                await self._run_handler(handler, event, own)
+                with own:
+                    await self._run_handler(handler, event, own)
                 job = self._next_job()
             return
 
@@ -759,50 +746,55 @@ class Session:
         event: RequestReceived,
         scope: anyio.CancelScope,
         on_suspend: Callable[[], None] | None = None,
-        *,
-        entered: bool = False,
     ) -> None:
-        """Run a request's handler in ``scope`` (``entered``: the caller is inside it already,
-        and a cancellation comes out of here as the backend's exception), then send its answer."""
-        data: bytes | None = None
-        try:
-            if entered:
-                data = await self._call_handler(handler, event, on_suspend)
-            else:
-                with scope:
-                    data = await self._call_handler(handler, event, on_suspend)
-                if scope.cancelled_caught:
-                    data = None  # cancelled by the peer (already abandoned) or the session is ending
-            if data is not None:
-                await self._send(data, event.id, True)
-        finally:
-            self._drop(event.id, scope)
+        """Run a request's handler and send its answer. The caller is inside ``scope``, the one
+        that cancels it (a cancellation comes out of here as the backend's exception).
 
-    async def _call_handler(
-        self, handler: RequestHandler, event: RequestReceived, on_suspend: Callable[[], None] | None
-    ) -> bytes | None:
-        """The handler's answer, encoded (``None``: the request was cancelled meanwhile)."""
-        meta = getattr(event.params, "meta", UNSET)
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        context = RequestContext(
-            self, event.id, event.method, token if isinstance(token, str | int) else None
-        )
+        With ``on_suspend``, the handler's first step is taken by hand (see :func:`_resume`) and
+        ``on_suspend`` is called just before the handler first waits for something, if it does."""
+        ident = event.id
         try:
-            if on_suspend is None:
-                result = await handler(event.params, context)
+            meta = getattr(event.params, "meta", UNSET)
+            token = meta.get("progressToken") if isinstance(meta, dict) else None
+            context = RequestContext(
+                self, ident, event.method, token if isinstance(token, str | int) else None
+            )
+            try:
+                call = handler(event.params, context)
+                if on_suspend is None:
+                    result = await call
+                elif type(call) is CoroutineType:
+                    # Most handlers finish in this first step.
+                    try:
+                        value = call.send(None)
+                    except StopIteration as stop:
+                        result = stop.value
+                    else:
+                        on_suspend()
+                        result = await _resume(call, value)
+                else:
+                    on_suspend()
+                    result = await call
+            except McpError as exc:
+                data = self.connection.respond_error(ident, exc)
+            except Exception as exc:
+                log.exception("handler for %s failed", event.method)
+                message = f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"
+                data = self.connection.respond_error(ident, McpError(INTERNAL_ERROR, message))
             else:
-                result = await _stepped(handler(event.params, context), on_suspend)
-        except McpError as exc:
-            return self.connection.respond_error(event.id, exc)
-        except Exception as exc:
-            log.exception("handler for %s failed", event.method)
-            message = f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"
-            return self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, message))
-        try:
-            return self.connection.respond(event.id, self.connection.spec_of(event.method), result)
-        except (msgspec.EncodeError, msgspec.ValidationError, TypeError) as exc:
-            log.error("handler for %s returned a value that cannot be sent: %s", event.method, exc)
-            return self.connection.respond_error(event.id, McpError(INTERNAL_ERROR, "Internal error"))
+                try:
+                    data = self.connection.respond(ident, self.connection.spec_of(event.method), result)
+                except (msgspec.EncodeError, msgspec.ValidationError, TypeError) as exc:
+                    log.error("handler for %s returned a value that cannot be sent: %s", event.method, exc)
+                    data = self.connection.respond_error(ident, McpError(INTERNAL_ERROR, "Internal error"))
+        finally:
+            # Answered (or failed): too late to cancel it, and the peer may reuse its id now.
+            self._drop(ident, scope)
+        if data is not None:  # None: cancelled by the peer meanwhile (abandoned)
+            try:
+                await self.transport.send(data, ident, True)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                log.debug("peer gone; the answer to %r not sent", ident)
 
     def _drop(self, ident: RequestId, scope: anyio.CancelScope) -> None:
         # The peer may already have reused the id of a cancelled request: only our entry goes.
@@ -895,7 +887,8 @@ class Session:
                 return
             scope = self._handlers[event.id] = self._new_scope()
         try:
-            await self._run_handler(handler, event, scope, on_suspend)
+            with scope:
+                await self._run_handler(handler, event, scope, on_suspend)
         finally:
             self._pass_turn()
 

@@ -539,23 +539,28 @@ class _Request:
         self.session_id: bytes | None = None
         self.version: bytes | None = None
         self.last_event_id: bytes | None = None
+        accept: bytes | None = None
+        field_of = _REQUEST_FIELDS.get
         for name, value in headers:
-            if name == b"accept":
-                self.accept = value if self.accept is None else self.accept + b"," + value
-            elif name == b"content-type":
-                self.content_type = value
-            elif name == b"content-length":
-                self.content_length = value
-            elif name == b"host":
-                self.host = value
-            elif name == b"origin":
-                self.origin = value
-            elif name == b"mcp-session-id":
-                self.session_id = value
-            elif name == b"mcp-protocol-version":
-                self.version = value
-            elif name == b"last-event-id":
-                self.last_event_id = value
+            field = field_of(name)
+            if field == "accept":
+                accept = value if accept is None else accept + b"," + value  # several make one list
+            elif field is not None:
+                setattr(self, field, value)
+        self.accept = accept
+
+
+# The headers _Request keeps (ASGI gives their names in lower case), by the field they go to.
+_REQUEST_FIELDS: Final = {
+    b"accept": "accept",
+    b"content-type": "content_type",
+    b"content-length": "content_length",
+    b"host": "host",
+    b"origin": "origin",
+    b"mcp-session-id": "session_id",
+    b"mcp-protocol-version": "version",
+    b"last-event-id": "last_event_id",
+}
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
@@ -714,12 +719,31 @@ class StreamableHTTPApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
-        if kind == "http":
-            await self._http(scope, receive, send)
-        elif kind == "lifespan":
-            await self._lifespan(receive, send)
-        else:
+        if kind != "http":
+            if kind == "lifespan":
+                await self._lifespan(receive, send)
+                return
             raise RuntimeError(f"StreamableHTTPApp does not handle {kind!r} connections")
+        request = _Request(scope["headers"])
+        extra = self._cors_headers(request.origin)
+        try:
+            if not self._on_path(scope):
+                raise _Problem(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {self.path}")
+            self._check_origin(request)
+            method: str = scope["method"]
+            if method == "POST":
+                await self._post(request, receive, send, extra)
+            elif method == "GET" and self.get_stream:
+                await self._get(request, receive, send, extra)
+            elif method == "DELETE" and not self.stateless:
+                await self._delete(request, send, extra)
+            elif method == "OPTIONS" and self.cors_origins is not None:
+                await self._preflight(request, send)
+            else:
+                raise _Problem(405, INVALID_REQUEST, f"Method not allowed: {method}")
+        except _Problem as problem:
+            headers = [*extra, *self._allow] if problem.status == 405 else extra
+            await _answer_error(send, problem, headers)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()
@@ -747,28 +771,6 @@ class StreamableHTTPApp:
             return True
         root: str = scope.get("root_path", "")
         return bool(root) and path.startswith(root) and path[len(root) :] == self.path
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = _Request(scope["headers"])
-        extra = self._cors_headers(request.origin)
-        try:
-            if not self._on_path(scope):
-                raise _Problem(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {self.path}")
-            self._check_origin(request)
-            method: str = scope["method"]
-            if method == "POST":
-                await self._post(request, receive, send, extra)
-            elif method == "GET" and self.get_stream:
-                await self._get(request, receive, send, extra)
-            elif method == "DELETE" and not self.stateless:
-                await self._delete(request, send, extra)
-            elif method == "OPTIONS" and self.cors_origins is not None:
-                await self._preflight(request, send)
-            else:
-                raise _Problem(405, INVALID_REQUEST, f"Method not allowed: {method}")
-        except _Problem as problem:
-            headers = [*extra, *self._allow] if problem.status == 405 else extra
-            await _answer_error(send, problem, headers)
 
     # -- checks -------------------------------------------------------------------------
 
@@ -843,9 +845,24 @@ class StreamableHTTPApp:
             wanted = "application/json" if self.json_response else "application/json and text/event-stream"
             raise _Problem(406, INVALID_REQUEST, f"Not Acceptable: Accept must include {wanted}")
         version = self._version(request)
-        body = await self._read_body(request, receive)
-        if body is None:
+        limit = self.max_body_size
+        declared = request.content_length
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                raise _Problem(400, INVALID_REQUEST, "Bad request: invalid Content-Length") from None
+            if size > limit:
+                raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+        message = await receive()
+        if message["type"] != "http.request":
             return  # the client went away
+        body: bytes = message.get("body", b"")
+        if message.get("more_body", False) or len(body) > limit:
+            read = await self._read_rest(receive, body, message.get("more_body", False))
+            if read is None:
+                return  # the client went away
+            body = read
         envelope = _decode_envelope(body)
         method, ident = envelope.method, envelope.id
         is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)
@@ -895,7 +912,10 @@ class StreamableHTTPApp:
         """A notification or a response: 202. A response wakes its waiter before the answer; a
         notification's handler runs after it, so that the client is not held by a slow one."""
         if not notification:
-            await _feed(session, body)
+            try:
+                await session.feed(body)
+            except anyio.ClosedResourceError:
+                raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
         await send({"type": "http.response.start", "status": 202, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
         if notification:
@@ -908,25 +928,10 @@ class StreamableHTTPApp:
         tg = self._task_group
         return tg.start_soon if tg is not None else None
 
-    async def _read_body(self, request: _Request, receive: Receive) -> bytes | None:
-        """The body, ``None`` if the client went away; 413 past the limit, whether declared by
-        ``Content-Length`` or found while reading."""
+    async def _read_rest(self, receive: Receive, body: bytes, more: bool) -> bytes | None:
+        """The rest of a body that came in parts (or its first part is over the limit already);
+        ``None`` if the client went away; 413 past the limit, found while reading."""
         limit = self.max_body_size
-        declared = request.content_length
-        if declared is not None:
-            try:
-                size = int(declared)
-            except ValueError:
-                raise _Problem(400, INVALID_REQUEST, "Bad request: invalid Content-Length") from None
-            if size > limit:
-                raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        body: bytes = message.get("body", b"")
-        more: bool = message.get("more_body", False)
-        if not more and len(body) <= limit:
-            return body
         parts = [body]
         size = len(body)
         while more and size <= limit:
@@ -1020,7 +1025,10 @@ class StreamableHTTPApp:
             spawn(self._watch_json, state, ident, waiter, receive, helper)
 
         try:
-            await _feed(state.session, body, on_suspend)
+            try:
+                await state.session.feed(body, on_suspend)
+            except anyio.ClosedResourceError:
+                raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
             if helper is not None:
                 await helper.done.wait()
             elif not waiter.answered:  # cancelled by the client: nothing comes until it goes
@@ -1085,7 +1093,14 @@ class StreamableHTTPApp:
             spawn(self._write_sse, state, stream, queue, first, receive, send, helper, gone)
 
         try:
-            await _feed(state.session, body, on_suspend)
+            try:
+                await state.session.feed(body, on_suspend)
+            except anyio.ClosedResourceError:  # it ended while this POST was being answered
+                transport.forget(stream)
+                if initialize:
+                    raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
+                await send({"type": "http.response.body", "body": b"".join(first), "more_body": False})
+                return
             if helper is not None:
                 if not stream.finished:
                     stream.release(queue)  # no response is coming (cancelled): the stream ends
@@ -1383,13 +1398,6 @@ async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope, gone: _F
         pass
     gone.set = True
     scope.cancel()
-
-
-async def _feed(session: Session, body: bytes, on_suspend: Callable[[], None] | None = None) -> None:
-    try:
-        await session.feed(body, on_suspend)
-    except anyio.ClosedResourceError:
-        raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
 
 
 async def _write(send: Send, chunk: bytes) -> None:
