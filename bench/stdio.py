@@ -1,29 +1,36 @@
-"""A stdio round trip of the ``echo`` tool: mcpbind's example server beside the official SDK's.
+"""A stdio round trip of the ``echo`` tool: mcpbind's example server beside the official SDK's, FastMCP's
+and a raw floor.
 
 Servers (``--servers`` picks some, in this order by default):
 
 * ``mcpbind-asyncio``: ``examples/echo_server.py --backend asyncio`` (mcpbind, this checkout);
 * ``mcpbind-trio``: the same on trio;
 * ``official``: ``bench/official_echo_server.py``, the official SDK's low-level ``Server``
-  served by ``mcp.server.stdio.stdio_server`` (asyncio);
-* ``raw-floor``: ``bench/stdio.py --serve-raw``, a minimal blocking loop (read a line, decode it
-  with msgspec, answer ``initialize`` / ``tools/call`` echo, write and flush the answer): what a
-  Python process costs with no framework at all.
+  served by ``mcp.server.stdio.stdio_server`` (asyncio), in the SDK's venv (bench/peers.py);
+* ``official-decorator``: ``bench/official_decorator_echo_server.py``, the SDK's ``MCPServer``;
+* ``fastmcp``: ``bench/fastmcp_echo_server.py``, FastMCP, in its own venv;
+* ``raw-floor``: ``bench/raw_floor_server.py``, a minimal blocking loop (read what stdin has,
+  decode each line with msgspec, answer, write): what a Python process costs with no framework.
 
-One load generator drives them all and uses neither SDK's client: it spawns the server with
-pipes, makes both ends non-blocking and runs a single-threaded ``selectors`` loop, writing
-pre-formatted request lines and decoding the answers with a small msgspec struct. It does the
+One load generator drives them all and uses no SDK's client: it spawns the server with pipes,
+makes both ends non-blocking and runs a single-threaded ``selectors`` loop, writing
+pre-formatted request lines and decoding the answers with small msgspec structs. It does the
 ``initialize`` handshake by hand (request, response, ``notifications/initialized``), then:
 
+* idle RSS: ``VmRSS`` after one call;
 * sequential latency: N ``tools/call`` echo calls, each sent after the previous answer (p50, p99);
 * pipelined throughput with 1, 16 and 256 requests in flight: as soon as answers come back, the
   same number of new requests is written (in one write), answers are matched by id; calls/s is
-  the number of calls over the wall time from the first write to the last answer.
+  the number of calls over the wall time from the first write to the last answer;
+* big arguments: echo calls of 100 KB and 1 MB of text, one at a time (p50);
+* peak RSS: ``VmHWM`` at the end;
+* on a second server with 1,000 tools: ``tools/list``, one at a time (p50, and the answer's size).
 
 Every answer is checked: a known outstanding id, no error, ``result.content[0]`` a text block
-carrying the text sent with that id (each call sends a text of its own). A wrong answer, a server
-that exits, or one that stays silent for ``--stall-timeout`` seconds aborts the run, and every
-server process is killed and reaped on the way out.
+carrying the text sent with that id (each call sends a text of its own; big ones are compared in
+full); ``tools/list`` must name exactly the 1,000 tools. A wrong answer, a server that exits, or
+one that stays silent for ``--stall-timeout`` seconds aborts the run, and every server process is
+killed and reaped on the way out.
 
 Each round spawns every server afresh (the order rotates between rounds) and runs all phases on
 it after a warm-up. The server's CPU time per call (all threads, /proc schedstat) is taken over
@@ -35,10 +42,11 @@ use medians.
 server to another, ``shared`` pins both to one CPU, ``free`` leaves it to the scheduler. On a
 small VM the choice moves sequential latency a lot (cross-CPU wake-ups); see bench/README.md.
 
-In a dev checkout (needs ``mcp``, the official SDK, for the ``official`` server)::
+Within the suite: ``python -m bench stdio``. Alone, in a dev checkout (the peers' venvs are made
+on first use)::
 
     PYTHONPATH=runtime:generated python bench/stdio.py [--quick] [--rounds N] [--servers a,b]
-        [--cpus split|shared|free] [--in-flight 1,16,256]
+        [--cpus split|shared|free] [--in-flight 1,16,256] [--no-big] [--no-list]
 """
 
 from __future__ import annotations
