@@ -70,7 +70,7 @@ def log(text: str) -> None:
 
 
 def run_stdio(args: argparse.Namespace, section: Section) -> None:
-    started_at = stdio.commit()
+    started_at = args.commit or stdio.commit()
     results = stdio.run(args)
     section.lines += [
         stdio.header_line(args.counts, args.stdio_rounds, args.placement, started_at),
@@ -81,7 +81,7 @@ def run_stdio(args: argparse.Namespace, section: Section) -> None:
         "",
         *stdio.report_lines(results, args.counts),
     ]
-    notes = stdio.notes_lines(results, started_at)
+    notes = stdio.notes_lines(results, started_at, args.commit)
     if notes:
         section.lines += ["", *notes]
     section.goals += stdio.goals(results)
@@ -135,6 +135,7 @@ def run_http(args: argparse.Namespace, section: Section) -> None:
     command = [sys.executable, "bench/streamable_http.py", "--output", str(output)]
     command += ["--quick"] if args.quick else []
     command += ["--rounds", str(args.rounds)] if args.rounds is not None else []
+    command += ["--commit", args.commit] if args.commit else []
     command += shlex.split(args.http_args)
     if output.exists():
         output.unlink()
@@ -292,6 +293,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "default), both on one (shared), or no pinning (free)",
     )
     parser.add_argument("--output", help="where the report goes (default: see above; '-' for none)")
+    parser.add_argument(
+        "--commit",
+        help="what to call the code measured in the report (default: this checkout's git commit); for a "
+        "run from an export of a commit, which has no .git",
+    )
     stdio.add_options(parser, prefix="stdio-")
     clients.add_options(parser, standalone=False)
     imports.add_options(parser, prefix="import-")
@@ -325,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     started = datetime.now(timezone.utc)
-    commit = stdio.commit()
+    commit = args.commit or stdio.commit()
     log(f"bench: {', '.join(args.scenarios)}; {machine_line()}; load average {os.getloadavg()[0]:.2f}")
     try:
         for name in dict.fromkeys(peer for peer in peers.PEERS):
@@ -348,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         section.seconds = time.monotonic() - t0
         section.load = (load0, os.getloadavg()[0])
         log(f"bench: {name} took {section.seconds / 60:.1f} min")
-    ended_at = stdio.commit()
+    ended_at = args.commit or stdio.commit()
     if ended_at != commit:
         commit = f"{commit} at the start, {ended_at} at the end (the checkout changed during the run)"
     text = report(sections, args, started, commit)

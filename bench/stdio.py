@@ -1041,9 +1041,11 @@ def goal_table(found: Sequence[Goal]) -> list[str]:
     return table(["who", "scenario", "target", "now"], [g.row() for g in found])
 
 
-def notes_lines(results: dict[str, Samples], started_at: str) -> list[str]:
+def notes_lines(results: dict[str, Samples], started_at: str, ended_at: str | None = None) -> list[str]:
+    """The notes of a run; ``ended_at``: what the code was at the end (default: the checkout's commit now)."""
     notes = [(name, n) for name, s in results.items() for n in dict.fromkeys(s.notes)]
-    ended_at = commit()
+    if ended_at is None:
+        ended_at = commit()
     if ended_at != started_at:
         notes.append(
             ("checkout", f"changed during the run: {started_at} at the start, {ended_at} at the end")
