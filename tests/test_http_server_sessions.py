@@ -352,6 +352,23 @@ def test_connection_assume_ready() -> None:
         Connection("client", info, types.ClientCapabilities()).assume_ready("2025-06-18")
 
 
+def test_connection_fresh_copies_the_state_not_the_traffic() -> None:
+    info = types.Implementation(name="s", version="1")
+    ready = Connection("server", info, types.ServerCapabilities())
+    ready.assume_ready("2025-06-18")
+    first = ready.fresh()
+    events = first.receive(json.dumps(request(1, "tools/list")).encode())
+    assert events[0].__class__.__name__ == "RequestReceived"
+    # The same id is new on another copy: each copy has its own requests in flight.
+    second = ready.fresh()
+    assert second.receive(json.dumps(request(1, "tools/list")).encode())[0].__class__.__name__ == (
+        "RequestReceived"
+    )
+    assert (second.phase, second.protocol_version) == (Phase.READY, "2025-06-18")
+    again = first.receive(json.dumps(request(1, "tools/list")).encode())
+    assert "already in use" in json.loads(again[0].data)["error"]["message"]  # type: ignore[union-attr]
+
+
 def test_connection_refuses_an_unknown_version_at_construction() -> None:
     info = types.Implementation(name="s", version="1")
     with pytest.raises(LookupError, match="1999-01-01"):

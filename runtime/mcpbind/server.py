@@ -454,11 +454,12 @@ class Server(HandlerRegistry):
             versions=self.versions,
         )
 
-    def session(self, transport: Transport) -> Session:
-        """A session over ``transport`` (use as ``async with``); :meth:`run` is the usual way."""
+    def session(self, transport: Transport, connection: Connection | None = None) -> Session:
+        """A session over ``transport`` (use as ``async with``); :meth:`run` is the usual way.
+        ``connection``: one to use instead of a new :meth:`connection`."""
         return Session(
             transport,
-            self.connection(),
+            connection if connection is not None else self.connection(),
             request_handlers=self.request_handlers,
             notification_handlers=self.notification_handlers,
             request_timeout=self.request_timeout,
@@ -468,13 +469,18 @@ class Server(HandlerRegistry):
         )
 
     def inline_session(
-        self, transport: Transport, *, spawn: Spawn | None = None, register: bool = True
+        self,
+        transport: Transport,
+        *,
+        spawn: Spawn | None = None,
+        register: bool = True,
+        connection: Connection | None = None,
     ) -> Session:
         """A session driven by whoever receives its messages, with no task of its own (see
         :meth:`Session.start_inline`); ``spawn`` is what :meth:`Session.send_soon` uses. With
         ``register`` it is one of this server's sessions (list-change broadcasts, resource
-        subscriptions) until :meth:`end_session`."""
-        session = self.session(transport)
+        subscriptions) until :meth:`end_session`. ``connection`` as for :meth:`session`."""
+        session = self.session(transport, connection)
         session.start_inline(spawn)
         if register:
             self._sessions.add(session)

@@ -71,6 +71,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET, UnsetType
 
+from mcpbind.connection import Connection
 from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from mcpbind.http.events import EventStore, MemoryEventStore
 from mcpbind.http.sse import (
@@ -652,6 +653,8 @@ class StreamableHTTPApp:
             methods += ", OPTIONS"
         self._allow = [(b"allow", methods.encode())]
         self._accept_cache: dict[bytes, tuple[bool, bool]] = {}
+        # Stateless mode: a connection made ready once per version, copied for each request.
+        self._ready_connections: dict[str, Connection] = {}
         self._host_cache: dict[bytes, bool] = {}
 
     # -- running ------------------------------------------------------------------------
@@ -1067,13 +1070,13 @@ class StreamableHTTPApp:
         initialize: bool,
         spawn: Spawn,
     ) -> None:
-        """The request's handler runs in this task; what it sends waits in its stream's queue.
-        A handler that finishes at once leaves its whole answer there, written in one go; one
-        that waits for something gets a helper task that writes the stream as it comes and
-        watches for the client going away."""
+        """The request's handler runs in this task; what it sends is collected by its stream. A
+        handler that finishes at once leaves its whole answer there, written in one go; one
+        that waits for something gets a helper task that writes the stream as it comes (from a
+        queue) and watches for the client going away."""
         transport = state.transport
         stream = transport.open_stream(ident)
-        queue = stream.attach()
+        items = stream.collect()
         headers = [*_SSE_HEADERS, *extra]
         first: list[bytes] = []
         if not initialize:
@@ -1081,16 +1084,17 @@ class StreamableHTTPApp:
             version = transport.protocol_version
             if transport.event_store is not None and version is not None and version >= POLLING_VERSION:
                 first.append(await transport.prime(stream))
-        if not initialize:
             # (An initialize is answered at once, by the core: its headers wait for the answer.)
             await send({"type": "http.response.start", "status": 200, "headers": headers})
         helper: _Helper | None = None
+        queue: MemoryObjectReceiveStream[SseItem] | None = None
         gone = _Flag()
 
         def on_suspend() -> None:
-            nonlocal helper
+            nonlocal helper, queue
             helper = _Helper()
-            spawn(self._write_sse, state, stream, queue, first, receive, send, helper, gone)
+            queue = stream.to_queue(items)
+            spawn(self._write_sse, state, stream, first, items, queue, receive, send, helper, gone)
 
         try:
             try:
@@ -1102,26 +1106,28 @@ class StreamableHTTPApp:
                 await send({"type": "http.response.body", "body": b"".join(first), "more_body": False})
                 return
             if helper is not None:
-                if not stream.finished:
+                if queue is not None and not stream.finished:
                     stream.release(queue)  # no response is coming (cancelled): the stream ends
                 await helper.done.wait()
                 if not gone.set and not helper.ended:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
         except BaseException:
+            if queue is not None:
+                stream.release(queue)
             transport.forget(stream)
             raise
         finally:
             if helper is not None:
                 helper.scope.cancel()
-        # Everything the handler sent is queued: write it all.
+        # Everything the handler sent was collected: write it all.
+        stream.stop_collecting(items)
         outcome: int | None = None
-        while outcome is None or outcome == MESSAGE:
-            try:
-                _, chunk, outcome = queue.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                break
+        for _, chunk, kind in items:
             first.append(chunk)
+            if kind != MESSAGE:
+                outcome = kind
+                break
         if initialize:
             if stream.response is None:
                 transport.forget(stream)
@@ -1140,15 +1146,17 @@ class StreamableHTTPApp:
         self,
         state: _SessionState,
         stream: SseStream,
-        queue: MemoryObjectReceiveStream[SseItem],
         first: list[bytes],
+        items: list[SseItem],
+        queue: MemoryObjectReceiveStream[SseItem] | None,
         receive: Receive,
         send: Send,
         helper: _Helper,
         gone: _Flag,
     ) -> None:
-        """Write a POST's SSE stream while its handler runs in the POST's task, and end the
-        response once the stream is answered or closed for polling (the POST's task ends it
+        """Write a POST's SSE stream while its handler runs in the POST's task: what was
+        collected, then what comes in ``queue`` (none: the stream was detached before), and end
+        the response once the stream is answered or closed for polling (the POST's task ends it
         otherwise, once its handler returns)."""
         transport = state.transport
         outcome: int | None = None
@@ -1158,13 +1166,20 @@ class StreamableHTTPApp:
                     tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
                     for chunk in first:
                         await _write(send, chunk)
-                    outcome = await self._pump(queue, send, set())
+                    for _, chunk, kind in items:
+                        await _write(send, chunk)
+                        if kind != MESSAGE:
+                            outcome = kind
+                            break
+                    if outcome is None and queue is not None:
+                        outcome = await self._pump(queue, send, set())
                     tg.cancel_scope.cancel()
                 if outcome == FINAL:
                     await transport.finished(stream)
                 elif outcome != CLOSE and gone.set:
                     if transport.event_store is not None:
-                        stream.release(queue)  # the handler goes on; a GET with Last-Event-ID resumes
+                        if queue is not None:
+                            stream.release(queue)  # the handler goes on; a GET with Last-Event-ID resumes
                     else:
                         transport.forget(stream)
                         if not stream.finished and stream.request_id is not None:
@@ -1177,6 +1192,8 @@ class StreamableHTTPApp:
                     helper.ended = True
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            if queue is not None:
+                stream.release(queue)  # (a stream taken over by a GET meanwhile stays with it)
             helper.done.set()
 
     async def _pump(
@@ -1267,6 +1284,7 @@ class StreamableHTTPApp:
                 tg.cancel_scope.cancel()
         finally:
             transport.stop_listening(stream)
+            queue.close()
         if not gone.set:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -1300,8 +1318,8 @@ class StreamableHTTPApp:
         if stream is not None:
             if outcome == FINAL or (not live and not gone.set):
                 await transport.finished(stream)  # the response went out, live or replayed
-            elif queue is not None and outcome != CLOSE:
-                stream.release(queue)
+            if queue is not None:
+                stream.release(queue)  # (detached unless a newer connection took it over)
         if not gone.set:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -1369,9 +1387,16 @@ class StreamableHTTPApp:
         )
         transport.protocol_version = version
         spawn = self._spawner()
-        session = self.server.inline_session(transport, spawn=spawn, register=False)
-        if method != "initialize":
-            session.connection.assume_ready(version)
+        if method == "initialize":
+            connection = self.server.connection()
+        else:
+            # A connection ready at this version, copied from one made once per version.
+            ready = self._ready_connections.get(version)
+            if ready is None:
+                ready = self._ready_connections[version] = self.server.connection()
+                ready.assume_ready(version)
+            connection = ready.fresh()
+        session = self.server.inline_session(transport, spawn=spawn, register=False, connection=connection)
         state = _SessionState("", transport, session)
         answer = self._answer_json if self.json_response else self._answer_sse
         if spawn is not None:
