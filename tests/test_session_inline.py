@@ -3,7 +3,9 @@ uses so that a session holds no task of its own. Every test runs on asyncio and 
 
 from __future__ import annotations
 
+import gc
 import json
+import warnings
 from typing import Any
 
 import anyio
@@ -269,3 +271,46 @@ async def test_idle_http_sessions_hold_no_tasks(anyio_backend: str) -> None:
             assert len(app.sessions) == 21
             assert len(anyio.get_running_tasks()) == tasks
             assert (await client.delete("/mcp", headers=headers(first))).status_code == 204
+
+
+async def test_stateless_without_lifespan_runs_quick_and_waiting_handlers(anyio_backend: str) -> None:
+    gate = Gate()
+    gate.release.set()  # "wait" waits for an event that is already set: it still goes through the loop
+    server = make_server(gate)
+
+    @server.tool()
+    async def nap() -> str:
+        await anyio.sleep(0.01)
+        return "rested"
+
+    for json_response in (True, False):
+        app = StreamableHTTPApp(server, stateless=True, json_response=json_response)
+        transport = httpx.ASGITransport(app=app)  # no lifespan: no task group of the app's
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            for ident, tool in enumerate(("echo", "nap")):
+                _, answers = await post(client, "/mcp", call(ident, tool, {"text": "x"}), None)
+                assert answers[-1]["id"] == ident and "result" in answers[-1], answers
+
+
+async def test_sse_answers_leave_no_stream_unclosed(anyio_backend: str) -> None:
+    gate = Gate()
+    server = make_server(gate)
+
+    @server.tool()
+    async def nap() -> str:
+        await anyio.sleep(0.01)
+        return "rested"
+
+    app = StreamableHTTPApp(server)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        async with app.run():
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                session_id = await open_session(client, "/mcp")
+                for ident, tool in enumerate(("echo", "nap", "echo")):
+                    _, answers = await post(client, "/mcp", call(ident, tool, {"text": "x"}), session_id)
+                    assert answers[-1]["id"] == ident
+        gc.collect()
+    unclosed = [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert unclosed == [], [str(w.message) for w in unclosed]
