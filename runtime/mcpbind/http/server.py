@@ -253,7 +253,7 @@ class HttpSessionTransport:
         self._listeners: list[SseStream] = []
         # Made when first needed: an empty deque costs more than the rest of this object.
         self._backlog: deque[bytes] | None = None
-        self._completed: deque[str] | None = None
+        self._completed: list[str] | None = None
         self._backlog_size = backlog
         self._next_stream = 0
         self._next_event = 0
@@ -401,10 +401,10 @@ class HttpSessionTransport:
             return
         completed = self._completed
         if completed is None:
-            completed = self._completed = deque()
+            completed = self._completed = []
         completed.append(stream.id)
         if len(completed) > KEEP_COMPLETED:
-            await self.event_store.forget_stream(self.session_id, completed.popleft())
+            await self.event_store.forget_stream(self.session_id, completed.pop(0))
 
     def forget(self, stream: SseStream) -> None:
         """A POST stream that cannot be resumed lost its connection."""
