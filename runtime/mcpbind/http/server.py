@@ -5,9 +5,15 @@
     app = StreamableHTTPApp(server)          # mount it in any ASGI server, at /mcp
     await serve_http(server, port=8000)      # or run it on uvicorn (asyncio) / hypercorn (trio)
 
-Each MCP session is ``server.run(transport)`` over a transport of this module, running in a
-task group that the app opens at ASGI ``lifespan`` startup (or in ``async with app.run():``
-for hosts without lifespan), so sessions outlive the HTTP requests that carry their messages.
+Each MCP session is an inline :class:`~mcpbind.session.Session` (``Server.inline_session``)
+over a transport of this module: it has no task of its own. The task the ASGI server runs for
+each POST hands its message to the session (``Session.feed``), which acts on it right there: a
+request's handler runs in that task and writes its answer from it. A session between requests
+is a few objects (about 3 KB) and no task. The app's task group, opened at ASGI ``lifespan``
+startup (or in ``async with app.run():`` for hosts without lifespan), holds what outlives a
+request: the idle-session expiry, and a helper task for each request whose handler waits for
+something (it watches for the client going away and writes the SSE stream as it comes; a
+handler that answers at once, as most do, needs none).
 
 How messages travel, and the choices made where the specification leaves them open:
 
@@ -39,9 +45,8 @@ How messages travel, and the choices made where the specification leaves them op
   Otherwise (JSON-response mode, stateless mode, no event store) the handler is cancelled.
   The events of the last few completed POST streams of a session stay in the store too, for a
   client whose connection broke before the server noticed.
-* In JSON-response mode the session's task that produces a response writes it to the POST's
-  connection itself; the POST's task only waits in ``receive()``, which the ASGI server ends
-  with ``http.disconnect`` once the response is sent or the client has gone.
+* A notification is answered 202 before its handler runs (in the POST's task, after the
+  answer); a response from the client wakes the request that waits for it, then gets 202.
 * Sessions: ids from :func:`secrets.token_urlsafe`. Past ``max_sessions`` an ``initialize``
   gets 503 (existing sessions are never evicted to make room). A session with no HTTP request
   in progress for ``session_idle_timeout`` seconds ends; so does one whose client sends DELETE
@@ -594,7 +599,8 @@ class StreamableHTTPApp:
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
     * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
     * ``max_buffered_events`` per stream, ``backlog`` of unrelated messages without a GET stream,
-      ``max_queued_messages`` from the client waiting for the session to read them.
+      ``max_queued_messages`` from the client waiting for a session that reads its transport
+      with ``receive()`` (the app's own sessions are fed directly and queue nothing).
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
     * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
       responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
