@@ -1,9 +1,12 @@
 """The session driver: the only place that knows about tasks, cancel scopes and timeouts.
 
-It reads messages from a transport, feeds them to the :class:`~mcpbind.connection.Connection`
-and acts on the events: a handler task per received request (bounded), responses to the
-callers waiting on them, cancellations into the handlers' cancel scopes, progress to the
-callers' callbacks. anyio only, so the same code runs on asyncio and on trio.
+It feeds received messages to the :class:`~mcpbind.connection.Connection` and acts on the
+events: each request's handler run (bounded) and answered, responses to the callers waiting on
+them, cancellations into the handlers' cancel scopes, progress to the callers' callbacks.
+Messages come either from the transport's ``receive()``, read by the session's own tasks (the
+task that reads runs what it reads, handing reading over only when a handler waits), or from
+whoever receives them, who hands each to :meth:`Session.feed` (inline: no task of the
+session's own). anyio only, so the same code runs on asyncio and on trio.
 """
 
 from __future__ import annotations
