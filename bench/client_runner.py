@@ -167,10 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("sdk", choices=list(CLIENTS))
-    parser.add_argument("--sequential", type=int, default=2000, help="calls one at a time")
-    parser.add_argument("--pipelined", type=int, default=5000, help="calls with --in-flight at once")
+    parser.add_argument("--sequential", type=int, default=5000, help="calls one at a time")
+    parser.add_argument("--pipelined", type=int, default=20000, help="calls with --in-flight at once")
     parser.add_argument("--in-flight", type=int, default=16, help="calls in flight in the pipelined phase")
-    parser.add_argument("--warmup", type=int, default=500, help="calls before the timed phases")
+    parser.add_argument("--warmup", type=int, default=1000, help="calls before the timed phases")
     parser.add_argument("server", nargs="+", help="the server's command line (after --)")
     args = parser.parse_args(argv)
     if min(args.sequential, args.pipelined, args.in_flight) < 1 or args.warmup < 0:
