@@ -8,6 +8,8 @@ Scenarios (default: all, in this order):
   trio, the official SDK's low-level server and its ``MCPServer``, FastMCP, and the raw msgspec
   loop): sequential p50/p99, calls/s at 1, 16 and 256 in flight, 100 KB and 1 MB round trips,
   ``tools/list`` of 1,000 tools, idle and peak RSS, start to first answer;
+* ``stdio-shared``: the same for mcpbind, the official low-level server and the floor with the
+  load generator and the server on one CPU (``stdio`` puts them on two, or as ``--cpus`` says);
 * ``client``: ``bench/clients.py``: each SDK's client against the raw floor server, sequential
   and 16 in flight, beside a raw msgspec client;
 * ``import``: ``bench/imports.py``: a fresh interpreter importing each SDK;
@@ -45,7 +47,7 @@ from bench import clients, imports, peers, stdio
 from bench.stdio import BenchError, Goal, goal, machine_line, version_of
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("stdio", "client", "import", "http", "codec")
+SCENARIOS = ("stdio", "stdio-shared", "client", "import", "http", "codec")
 MAIN_PACKAGES = ("msgspec", "anyio", "trio", "httpx", "uvicorn", "httptools", "orjson", "mcp-types", "mcp")
 
 
@@ -84,7 +86,40 @@ def run_stdio(args: argparse.Namespace, section: Section) -> None:
     notes = stdio.notes_lines(results, started_at, args.commit)
     if notes:
         section.lines += ["", *notes]
-    section.goals += stdio.goals(results)
+    placement = args.placement
+    split = placement.generator is not None and placement.generator != placement.server
+    section.goals += stdio.goals(results, " (two CPUs)" if split else "")
+
+
+SHARED_SERVERS = ("mcpbind-asyncio", "mcpbind-trio", "official", "raw-floor")
+
+
+def run_stdio_shared(args: argparse.Namespace, section: Section) -> None:
+    """The stdio scenario again with the generator and the server on one CPU, for mcpbind, the
+    official low-level server and the floor (start-ups and RSS are not measured again)."""
+    shared = argparse.Namespace(**vars(args))
+    shared.placement = stdio.Placement.of("shared")
+    shared.server_names = [n for n in args.server_names if n in SHARED_SERVERS]
+    shared.starts = 0
+    if not shared.server_names:
+        section.lines.append("No server of this scenario was chosen (--stdio-servers).")
+        return
+    started_at = args.commit or stdio.commit()
+    results = stdio.run(shared)
+    section.lines += [
+        stdio.header_line(shared.counts, shared.stdio_rounds, shared.placement, started_at),
+        "",
+        "The same phases with both processes on one CPU: no cross-CPU wake-ups, so the floor's "
+        "latency is its work, and pipelined phases cannot run client and server at once. Start-up "
+        "is not measured again; RSS is, but its targets are judged in the section above.",
+        "",
+        *stdio.report_lines(results, shared.counts),
+    ]
+    notes = stdio.notes_lines(results, started_at, args.commit)
+    if notes:
+        section.lines += ["", *notes]
+    judged = ("idle server RSS", "start to first response")
+    section.goals += [g for g in stdio.goals(results, " (one CPU)") if g.scenario not in judged]
 
 
 def run_client(args: argparse.Namespace, section: Section) -> None:
@@ -198,6 +233,7 @@ def run_codec(args: argparse.Namespace, section: Section) -> None:
 
 RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = {
     "stdio": ("stdio: servers", run_stdio),
+    "stdio-shared": ("stdio: servers, generator and server on one CPU", run_stdio_shared),
     "client": ("stdio: clients against the raw floor server", run_client),
     "import": ("Import time", run_import),
     "http": ("Streamable HTTP", run_http),

@@ -1002,9 +1002,10 @@ def goal(
     return Goal(who, scenario, target, value, met)
 
 
-def goals(results: dict[str, Samples]) -> list[Goal]:
+def goals(results: dict[str, Samples], where: str = "") -> list[Goal]:
     """The stdio targets of issue 6 for mcpbind's servers (the official SDK's low-level server is
-    the "official" of the ratios)."""
+    the "official" of the ratios); ``where`` is added to each server's name. Targets not measured
+    in the run are left out."""
     official = results.get("official")
     floor = results.get("raw-floor")
     out: list[Goal] = []
@@ -1012,7 +1013,7 @@ def goals(results: dict[str, Samples]) -> list[Goal]:
         if name not in results:
             continue
         s = results[name]
-        who = SERVERS[name].label
+        who = SERVERS[name].label + where
         if official is not None and 16 in s.rate:
             r = ratio(med(s.rate[16]), med(official.rate.get(16, [])))
             out.append(goal(who, "stdio throughput, 16 in flight", ">= 20x official low-level", r, 20, None))
@@ -1034,7 +1035,7 @@ def goals(results: dict[str, Samples]) -> list[Goal]:
             out.append(goal(who, "idle server RSS", "<= 0.4x official", r, None, 0.4))
             r = ratio(med(s.start_ms), med(official.start_ms))
             out.append(goal(who, "start to first response", "<= 0.25x official", r, None, 0.25))
-    return out
+    return [g for g in out if g.met is not None]
 
 
 def goal_table(found: Sequence[Goal]) -> list[str]:
