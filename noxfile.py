@@ -77,8 +77,9 @@ def bench(session: nox.Session) -> None:
     to it: `nox -s bench -- --quick`, `nox -s bench -- stdio --rounds 3`. The official SDK and FastMCP
     for stdio, the clients and import time are installed by the suite into .bench/venvs/."""
     session.install(".", *BENCH_DEPS)
-    # The HTTP benchmark's client (httpx) and the HTTP parser it serves every server with (httptools).
-    session.install("httpx>=0.28,<1", "httptools>=0.6")
+    # The HTTP benchmark's client (httpx) and the HTTP parser it serves every server with (httptools);
+    # py-spy: where a server that stopped answering is stuck, in the report.
+    session.install("httpx>=0.28,<1", "httptools>=0.6", "py-spy>=0.3")
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     session.run("python", "-m", "bench", *session.posargs, env=env)
 

@@ -86,6 +86,8 @@ def run_stdio(args: argparse.Namespace, section: Section) -> None:
     notes = stdio.notes_lines(results, started_at, args.commit)
     if notes:
         section.lines += ["", *notes]
+    if stdio.failures(results):
+        section.failed = "; ".join(stdio.failures(results))
     placement = args.placement
     split = placement.generator is not None and placement.generator != placement.server
     section.goals += stdio.goals(results, " (two CPUs)" if split else "")
@@ -118,6 +120,8 @@ def run_stdio_shared(args: argparse.Namespace, section: Section) -> None:
     notes = stdio.notes_lines(results, started_at, args.commit)
     if notes:
         section.lines += ["", *notes]
+    if stdio.failures(results):
+        section.failed = "; ".join(stdio.failures(results))
     judged = ("idle server RSS", "start to first response")
     section.goals += [g for g in stdio.goals(results, " (one CPU)") if g.scenario not in judged]
 
@@ -130,6 +134,9 @@ def run_client(args: argparse.Namespace, section: Section) -> None:
         *clients.report_lines(results),
     ]
     notes = [f"- {name}: {n}" for name, s in results.items() for n in dict.fromkeys(s.notes)]
+    notes += [f"- {name}: FAILED in {s.failure}" for name, s in results.items() if s.failure is not None]
+    if clients.failures(results):
+        section.failed = "; ".join(clients.failures(results))
     if notes:
         section.lines += ["", "Notes:", *notes]
     for who, scenario, target, value, bound in clients.goal_values(results):

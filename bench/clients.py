@@ -94,6 +94,7 @@ class Samples:
     pipe_cpu_us: list[float] = field(default_factory=list)
     first_ms: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    failure: str | None = None  # why the client was dropped from the run
 
 
 def log(text: str) -> None:
@@ -191,10 +192,18 @@ def run(args: argparse.Namespace) -> dict[str, Samples]:
         for name in names[shift:] + names[:shift]:
             started = time.monotonic()
             s = results[name]
-            if name == "raw-client":
-                raw_round(counts, args.placement, s)
-            else:
-                sdk_round(CLIENTS[name], counts, args.placement, args.client_timeout, s)
+            if s.failure is not None:
+                continue
+            try:
+                if name == "raw-client":
+                    raw_round(counts, args.placement, s)
+                else:
+                    sdk_round(CLIENTS[name], counts, args.placement, args.client_timeout, s)
+            except BenchError as exc:
+                # The other clients go on; this one is reported as failed.
+                s.failure = f"round {r + 1}: {exc}"
+                log(f"client round {r + 1}/{rounds} {name}: FAILED: {exc}")
+                continue
             log(
                 f"client round {r + 1}/{rounds} {name}: {s.seq_rate[-1]:,.0f}/s sequential, "
                 f"{s.pipe_rate[-1]:,.0f}/s at {IN_FLIGHT} ({time.monotonic() - started:.1f} s)"
@@ -228,7 +237,7 @@ def report_lines(results: dict[str, Samples]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for name, s in results.items():
         row = [
-            CLIENTS[name].label,
+            CLIENTS[name].label + (" (FAILED: see the notes)" if s.failure is not None else ""),
             fmt_range(s.seq_rate),
             fmt_range(s.pipe_rate),
             fmt_range(s.seq_cpu_us),
@@ -245,6 +254,10 @@ def report_lines(results: dict[str, Samples]) -> list[str]:
     return out
 
 
+def failures(results: dict[str, Samples]) -> list[str]:
+    return [f"{name}: {s.failure.splitlines()[0]}" for name, s in results.items() if s.failure is not None]
+
+
 def goal_values(results: dict[str, Samples]) -> list[tuple[str, str, str, float, float]]:
     """(who, scenario, target, ratio, bound) of the client targets: at least ``bound`` x the raw client."""
     raw = results.get("raw-client")
@@ -252,7 +265,7 @@ def goal_values(results: dict[str, Samples]) -> list[tuple[str, str, str, float,
         return []
     out = []
     for name in ("mcpbind-asyncio", "mcpbind-trio"):
-        if name in results:
+        if name in results and results[name].failure is None:
             s = results[name]
             label = CLIENTS[name].label
             out.append(
@@ -324,7 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, s in results.items():
         for note in dict.fromkeys(s.notes):
             print(f"- {name}: {note}")
-    return 0
+        if s.failure is not None:
+            print(f"- {name}: FAILED in {s.failure}")
+    return 1 if failures(results) else 0
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ import math
 import os
 import platform
 import selectors
+import shutil
 import signal
 import statistics
 import subprocess
@@ -350,7 +351,8 @@ class ServerProcess:
         return BenchError(f"{self.spec.name}: {what}{where}{self.stderr_tail()}")
 
     def diagnose(self) -> str:
-        """For a silent server: its threads' states, then a faulthandler dump (SIGABRT)."""
+        """For a silent server: its threads' states, a py-spy dump when py-spy is installed, then a
+        faulthandler dump (SIGABRT)."""
         pid = self.proc.pid
         states = []
         try:
@@ -364,13 +366,29 @@ class ServerProcess:
                 states.append(f"{task}:{state}/{wchan}")
         except OSError:
             pass
+        stacks = ""
+        py_spy = shutil.which("py-spy") or shutil.which("py-spy", path=os.path.dirname(sys.executable))
+        if py_spy and self.proc.poll() is None:
+            # Where it is, native frames included, without stopping it (faulthandler below needs
+            # the process to act on a signal, which one stuck in C may not do).
+            try:
+                dump = subprocess.run(
+                    [py_spy, "dump", "--native", "--pid", str(pid)],
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                    check=False,
+                )
+                stacks = f"\n--- py-spy dump ---\n{(dump.stdout + dump.stderr).strip()[-4000:]}\n---"
+            except (OSError, subprocess.SubprocessError) as exc:
+                stacks = f"\n(py-spy dump failed: {exc})"
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER=1: dumps every thread
             try:
                 self.proc.wait(3)
             except subprocess.TimeoutExpired:
                 pass
-        return f"threads (tid:state/wchan) {' '.join(states)}"
+        return f"threads (tid:state/wchan) {' '.join(states)}{stacks}"
 
     def stderr_tail(self, limit: int = 3000) -> str:
         self.stderr.seek(0)
@@ -646,6 +664,7 @@ class Samples:
     idle_rss_mib: list[float] = field(default_factory=list)  # VmRSS after the handshake and one call
     peak_rss_mib: list[float] = field(default_factory=list)  # VmHWM at the end of a round
     notes: list[str] = field(default_factory=list)
+    failure: str | None = None  # why the server was dropped from the run (a wrong answer, a hang)
 
 
 def percentile(sorted_values: Sequence[int], q: float) -> float:
@@ -897,6 +916,10 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
+def label_of(name: str, s: Samples) -> str:
+    return SERVERS[name].label + (" (FAILED: see the notes)" if s.failure is not None else "")
+
+
 def report_lines(results: dict[str, Samples], counts: Counts) -> list[str]:
     """The tables of a run (Markdown): throughput and latency, CPU and start-up, big messages and
     memory. Ratios use medians; the official SDK's low-level server is "official"."""
@@ -914,7 +937,7 @@ def report_lines(results: dict[str, Samples], counts: Counts) -> list[str]:
     rows = []
     for name, s in results.items():
         row = [
-            SERVERS[name].label,
+            label_of(name, s),
             fmt_range(s.p50_us),
             fmt_range(s.p99_us),
             *(fmt_range(rates(s, w)) for w in windows),
@@ -937,7 +960,7 @@ def report_lines(results: dict[str, Samples], counts: Counts) -> list[str]:
     rows = []
     for name, s in results.items():
         row = [
-            SERVERS[name].label,
+            label_of(name, s),
             fmt_range(s.start_ms),
             *(fmt_range(s.cpu_us.get(w, [])) for w in windows),
         ]
@@ -964,7 +987,7 @@ def report_lines(results: dict[str, Samples], counts: Counts) -> list[str]:
         head += ["idle RSS vs official"]
     rows = []
     for name, s in results.items():
-        row = [SERVERS[name].label, *(fmt_range(s.big_ms.get(z, [])) for z in sizes)]
+        row = [label_of(name, s), *(fmt_range(s.big_ms.get(z, [])) for z in sizes)]
         if counts.lists:
             row += [fmt_range(s.list_ms), fmt_range([b / 1024 for b in s.list_bytes])]
         row += [fmt_range(s.idle_rss_mib), fmt_range(s.peak_rss_mib)]
@@ -990,6 +1013,8 @@ class Goal:
 
     def row(self) -> list[str]:
         verdict = "n/a" if self.met is None else "met" if self.met else "MISSED"
+        if math.isnan(self.value) and self.met is False:
+            return [self.who, self.scenario, self.target, "FAILED"]
         return [self.who, self.scenario, self.target, f"{fmt_ratio(self.value)} {verdict}".strip()]
 
 
@@ -1014,6 +1039,9 @@ def goals(results: dict[str, Samples], where: str = "") -> list[Goal]:
             continue
         s = results[name]
         who = SERVERS[name].label + where
+        if s.failure is not None:
+            out.append(Goal(who, "stdio run", "every answer right, no hang", math.nan, False))
+            continue
         if official is not None and 16 in s.rate:
             r = ratio(med(s.rate[16]), med(official.rate.get(16, [])))
             out.append(goal(who, "stdio throughput, 16 in flight", ">= 20x official low-level", r, 20, None))
@@ -1038,6 +1066,11 @@ def goals(results: dict[str, Samples], where: str = "") -> list[Goal]:
     return [g for g in out if g.met is not None]
 
 
+def failures(results: dict[str, Samples]) -> list[str]:
+    """``name: reason`` (the reason's first line) of each server dropped from the run."""
+    return [f"{name}: {s.failure.splitlines()[0]}" for name, s in results.items() if s.failure is not None]
+
+
 def goal_table(found: Sequence[Goal]) -> list[str]:
     return table(["who", "scenario", "target", "now"], [g.row() for g in found])
 
@@ -1045,6 +1078,7 @@ def goal_table(found: Sequence[Goal]) -> list[str]:
 def notes_lines(results: dict[str, Samples], started_at: str, ended_at: str | None = None) -> list[str]:
     """The notes of a run; ``ended_at``: what the code was at the end (default: the checkout's commit now)."""
     notes = [(name, n) for name, s in results.items() for n in dict.fromkeys(s.notes)]
+    notes += [(name, f"FAILED in {s.failure}") for name, s in results.items() if s.failure is not None]
     if ended_at is None:
         ended_at = commit()
     if ended_at != started_at:
@@ -1186,8 +1220,16 @@ def run(args: argparse.Namespace) -> dict[str, Samples]:
             shift = r % len(names)
             for name in names[shift:] + names[:shift]:
                 started = time.monotonic()
-                one_round(SERVERS[name], counts, args, results[name])
                 s = results[name]
+                if s.failure is not None:
+                    continue
+                try:
+                    one_round(SERVERS[name], counts, args, s)
+                except BenchError as exc:
+                    # The other servers go on: their numbers stand; this one is reported as failed.
+                    s.failure = f"round {r + 1}: {exc}"
+                    log(f"stdio round {r + 1}/{rounds} {name}: FAILED: {exc}")
+                    continue
                 big = "".join(f", {size_label(z)} {s.big_ms[z][-1]:.2f} ms" for z in counts.big)
                 listed = f", tools/list {s.list_ms[-1]:.2f} ms" if counts.lists else ""
                 log(
@@ -1198,7 +1240,12 @@ def run(args: argparse.Namespace) -> dict[str, Samples]:
                 )
         for _ in range(args.starts):
             for name in names:
-                one_start(SERVERS[name], args, results[name])
+                if results[name].failure is None:
+                    try:
+                        one_start(SERVERS[name], args, results[name])
+                    except BenchError as exc:
+                        results[name].failure = f"start-up: {exc}"
+                        log(f"stdio start-up {name}: FAILED: {exc}")
         for name in names:
             if results[name].start_ms:
                 log(f"start-up {name}: {fmt_range(results[name].start_ms)} ms")
@@ -1219,7 +1266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench/stdio.py: run aborted: {exc}", file=sys.stderr)
         return 1
     report(results, args.counts, args.stdio_rounds, args.placement, started_at)
-    return 0
+    return 1 if failures(results) else 0
 
 
 if __name__ == "__main__":
