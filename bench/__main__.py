@@ -155,20 +155,30 @@ def run_import(args: argparse.Namespace, section: Section) -> None:
 
 def subprocess_scenario(command: list[str], section: Section, capture: bool) -> str:
     """Run a benchmark script; its stderr (progress) goes to ours; its stdout is returned when
-    ``capture``, else sent to our stderr too."""
+    ``capture``, else sent to our stderr too. Stopped early (SIGTERM to us, Ctrl-C), it is sent
+    SIGTERM and given 30 s to stop its own servers before it is killed."""
     env = stdio.server_env()
     log(f"bench: {shlex.join(command)}")
-    done = subprocess.run(
+    with subprocess.Popen(
         command,
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE if capture else sys.stderr,
         text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise BenchError(f"{shlex.join(command)} exited {done.returncode} (its output is above)")
-    return done.stdout or ""
+    ) as child:
+        try:
+            out, _ = child.communicate()
+        except BaseException:
+            child.terminate()
+            try:
+                child.wait(30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            raise
+    if child.returncode != 0:
+        raise BenchError(f"{shlex.join(command)} exited {child.returncode} (its output is above)")
+    return out or ""
 
 
 def run_http(args: argparse.Namespace, section: Section) -> None:
