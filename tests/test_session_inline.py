@@ -302,15 +302,19 @@ async def test_sse_answers_leave_no_stream_unclosed(anyio_backend: str) -> None:
         return "rested"
 
     app = StreamableHTTPApp(server)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ResourceWarning)
-        async with app.run():
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-                session_id = await open_session(client, "/mcp")
-                for ident, tool in enumerate(("echo", "nap", "echo")):
-                    _, answers = await post(client, "/mcp", call(ident, tool, {"text": "x"}), session_id)
-                    assert answers[-1]["id"] == ident
-        gc.collect()
+    gc.collect()  # what earlier tests left goes now, not while warnings are recorded
+    gc.disable()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            async with app.run():
+                transport = httpx.ASGITransport(app=app)
+                async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                    session_id = await open_session(client, "/mcp")
+                    for ident, tool in enumerate(("echo", "nap", "echo")):
+                        _, answers = await post(client, "/mcp", call(ident, tool, {"text": "x"}), session_id)
+                        assert answers[-1]["id"] == ident
+    finally:
+        gc.enable()
     unclosed = [w for w in caught if issubclass(w.category, ResourceWarning)]
     assert unclosed == [], [str(w.message) for w in unclosed]

@@ -773,7 +773,11 @@ class Session:
                     except StopIteration as stop:
                         result = stop.value
                     else:
-                        on_suspend()
+                        try:
+                            on_suspend()
+                        except BaseException:
+                            call.close()  # not left suspended for the garbage collector
+                            raise
                         result = await _resume(call, value)
                 else:
                     on_suspend()
