@@ -357,13 +357,18 @@ async def test_senders_queue_in_order_and_a_cancelled_one_leaves_the_queue() -> 
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["poll", "threads"])
+@pytest.fixture(params=["poll", "poll-pipe-buf", "threads"])
 def fd_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``poll``: writes with Linux's RWF_NOWAIT where the kernel has it; ``poll-pipe-buf``: the
+    portable way (a zero-timeout poll, then at most PIPE_BUF bytes); ``threads``: the fallback
+    for what cannot be polled."""
     mode: str = request.param
     if mode == "threads":
         monkeypatch.setattr(stdio_module, "_pollable", lambda fd: False)
     elif sys.platform == "win32":
         pytest.skip("pipes cannot be polled on Windows")
+    elif mode == "poll-pipe-buf":
+        monkeypatch.setattr(stdio_module, "_RWF_NOWAIT", None)
     return mode
 
 
@@ -421,6 +426,42 @@ async def test_pipe_round_trip(fd_mode: str) -> None:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(send_big)
                 assert await b.receive() == big
+
+
+@pytest.mark.anyio
+async def test_pipe_a_send_waiting_on_a_full_pipe_leaves_the_event_loop_running(fd_mode: str) -> None:
+    # Nobody reads for a while: the pipe fills, the send waits without blocking other tasks,
+    # then a reader thread drains it and every byte arrives, in order.
+    big = b"".join(b"%07d," % i for i in range(100_000))  # 800 KB, distinct content
+    ticks = 0
+    drained = bytearray()
+    with crossed_pipes() as pipes, anyio.fail_after(10):
+        async with pipe_transports(pipes) as (a, _):
+
+            def drain_later() -> None:
+                time.sleep(0.3)
+                while len(drained) < len(big) + 1:
+                    chunk = os.read(pipes.b_in, 1 << 16)
+                    if not chunk:
+                        return
+                    drained.extend(chunk)
+
+            reader = threading.Thread(target=drain_later, daemon=True)
+            reader.start()
+            sent = anyio.Event()
+
+            async def send_big() -> None:
+                await a.send(big)
+                sent.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_big)
+                while not sent.is_set():
+                    ticks += 1
+                    await anyio.sleep(0.01)
+            await anyio.to_thread.run_sync(reader.join, 5)
+    assert ticks >= 10  # the loop went on during the 0.3 s the pipe was full
+    assert bytes(drained) == big + b"\n"
 
 
 @pytest.mark.anyio
@@ -603,6 +644,31 @@ async def test_echo_child_round_trip_env_and_cwd(tmp_path: Path, monkeypatch: py
     # The child exits by itself once its stdin is closed: status 0, no SIGTERM, no waiting.
     assert transport.returncode == 0
     assert time.monotonic() - started < 4
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("own_pipes", [True, False], ids=["own-pipes", "backend-streams"])
+async def test_spawned_child_large_messages_and_no_descriptor_left_open(
+    own_pipes: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client reads and writes pipes of its own (non-blocking, polled) where it can, the
+    # backend's process streams elsewhere: both carry 1 MB lines whole, and close every pipe.
+    if own_pipes and not stdio_module._OWN_PIPES:
+        pytest.skip("this platform uses the backend's process streams")
+    monkeypatch.setattr(stdio_module, "_OWN_PIPES", own_pipes)
+    fd_dir = Path("/proc/self/fd")
+    before = set(os.listdir(fd_dir)) if fd_dir.is_dir() else None
+    message = b'{"pad":"' + b"m" * 1_000_000 + b'"}'
+    with Watchdog() as dog, anyio.fail_after(10):
+        async with spawn_peer("echo", close_timeout=5) as transport:
+            dog.watch(transport)
+            for _ in range(3):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(transport.send, message)
+                    assert await transport.receive() == message
+    assert transport.returncode == 0
+    if before is not None:
+        assert set(os.listdir(fd_dir)) <= before
 
 
 @pytest.mark.anyio

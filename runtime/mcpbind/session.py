@@ -288,8 +288,8 @@ _Job = tuple[RequestHandler, RequestReceived, "anyio.CancelScope | None"]
 class _Waiter(Generic[R]):
     __slots__ = ("error", "event", "progress", "result")
 
-    def __init__(self, progress: ProgressCallback | None) -> None:
-        self.event = anyio.Event()
+    def __init__(self, progress: ProgressCallback | None, event: anyio.Event) -> None:
+        self.event = event
         self.result: R | None = None
         self.error: McpError | None = None
         self.progress = progress
@@ -357,6 +357,7 @@ class Session:
         "_ready",
         "_ready_event",
         "_scope_type",
+        "_event_type",
         "_spawn",
         "_task_group",
         "_turns",
@@ -431,6 +432,7 @@ class Session:
         self._inline = False
         self._spawn: Spawn | None = None
         self._scope_type: type[anyio.CancelScope] | None = None
+        self._event_type: type[anyio.Event] | None = None
         # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
         self._closed = False
         self._finished: anyio.Event | None = None
@@ -647,15 +649,15 @@ class Session:
         self._active -= 1
         return None
 
-    def _new_scope(self) -> anyio.CancelScope:
+    def _new_scope(self, deadline: float = math.inf) -> anyio.CancelScope:
         # The backend's own class, called directly: anyio.CancelScope() looks the backend up
         # each time, which costs about as much again.
         scope_type = self._scope_type
         if scope_type is None:
-            scope = anyio.CancelScope()
+            scope = anyio.CancelScope(deadline=deadline)
             self._scope_type = type(scope)
             return scope
-        return scope_type()
+        return scope_type(deadline=deadline)
 
     def _end_of_input(self) -> None:
         self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
@@ -961,7 +963,13 @@ class Session:
         sends ``notifications/cancelled`` to the peer."""
         if self._closed:
             raise McpError(CONNECTION_CLOSED, _SESSION_CLOSED)
-        waiter: _Waiter[R] = _Waiter(progress)
+        event_type = self._event_type
+        if event_type is None:
+            event = anyio.Event()
+            self._event_type = type(event)
+        else:
+            event = event_type()  # the backend's class, called directly (see _new_scope)
+        waiter: _Waiter[R] = _Waiter(progress, event)
         ident, data = self.connection.start_request(spec, params, progress=progress is not None)
         if progress is not None:
             if self._progress is None:
@@ -969,13 +977,16 @@ class Session:
             self._progress[ident] = waiter
         self._waiters[ident] = waiter
         limit = self.request_timeout if timeout is None else timeout
+        # The backend's scope class with a deadline: what anyio.fail_after() makes, without its
+        # backend look-ups (a few microseconds a request).
+        scope = self._new_scope(math.inf if limit is None else anyio.current_time() + limit)
         try:
-            with anyio.fail_after(math.inf if limit is None else limit):
+            with scope:
                 await self.transport.send(data, related)
                 await waiter.event.wait()
-        except TimeoutError:
-            await self._cancel_remote(ident, "timed out")
-            raise McpError(REQUEST_TIMEOUT, f"Request {spec.method} timed out after {limit} s") from None
+            if scope.cancelled_caught:
+                await self._cancel_remote(ident, "timed out")
+                raise McpError(REQUEST_TIMEOUT, f"Request {spec.method} timed out after {limit} s")
         except anyio.get_cancelled_exc_class():
             await self._cancel_remote(ident, "cancelled by the caller")
             raise

@@ -17,6 +17,7 @@ Four pieces:
 
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import select
@@ -52,6 +53,18 @@ _READ_SIZE = 65536
 # writable only with at least a free page (Linux) or PIPE_BUF free bytes (BSD, macOS).
 _PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
 
+# Linux's per-call non-blocking write (pwritev2 with RWF_NOWAIT), and the errors that say a
+# descriptor does not support it.
+_RWF_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None) if hasattr(os, "pwritev") else None
+_NOWAIT_UNSUPPORTED = frozenset(
+    getattr(errno, name)
+    for name in ("EOPNOTSUPP", "ENOTSUP", "EINVAL", "ESPIPE", "ENOSYS")
+    if hasattr(errno, name)
+)
+
+# POLLIN, or the hang-up that ends the stream.
+_READABLE = select.POLLIN | select.POLLHUP | select.POLLERR if hasattr(select, "POLLIN") else 0
+
 # The longest a worker thread (in the thread fallback) waits before giving control back, which
 # bounds how late it notices a cancellation and how long it can delay interpreter exit.
 _THREAD_WAIT_SLICE = 0.2
@@ -65,6 +78,9 @@ _FLUSH_TIMEOUT = 5.0
 _wait_readable: Callable[[int], Awaitable[None]] | None = getattr(anyio, "wait_readable", None)
 _wait_writable: Callable[[int], Awaitable[None]] | None = getattr(anyio, "wait_writable", None)
 _notify_closing: Callable[[int], None] | None = getattr(anyio, "notify_closing", None)
+
+# A client makes its own pipes to the server process where the event loop can poll them.
+_OWN_PIPES = sys.platform != "win32" and _wait_readable is not None and _wait_writable is not None
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,7 +281,17 @@ class StdioTransport:
             await checkpoint_if_cancelled()
             self._reading = True
             try:
-                chunk = await self._receive_stream.receive(_READ_SIZE)
+                chunk = None
+                if framer.buffered:
+                    # In the middle of a line (a large message arriving): take what is already
+                    # readable without a trip through the event loop.
+                    receive_ready = getattr(self._receive_stream, "receive_ready", None)
+                    if receive_ready is not None:
+                        chunk = receive_ready(_READ_SIZE)
+                if chunk is None:
+                    chunk = await self._receive_stream.receive(_READ_SIZE)
+                elif not chunk:
+                    raise anyio.EndOfStream
             except anyio.EndOfStream:
                 framer.feed_eof()
                 continue
@@ -485,11 +511,17 @@ class _FdReceiveStream(ByteReceiveStream):
     what is there without blocking.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, owned: bool = False) -> None:
         self._fd = fd
+        self._owned = owned  # ours alone (a pipe to a child): non-blocking, closed by aclose()
+        if owned:
+            os.set_blocking(fd, False)
         self._poll = _pollable(fd)
         self._polled = False  # one poll succeeded: later errors are real, not "unpollable"
         self._threaded: _ThreadedReader | None = None
+        self._poller = select.poll() if self._poll and not owned and hasattr(select, "poll") else None
+        if self._poller is not None:
+            self._poller.register(fd, select.POLLIN)
         self._closed = False
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
@@ -528,6 +560,21 @@ class _FdReceiveStream(ByteReceiveStream):
             raise anyio.EndOfStream
         return data
 
+    def receive_ready(self, max_bytes: int) -> bytes | None:
+        """What one read returns if the descriptor polls readable now (``b""`` at end of
+        file), else ``None``; never blocks and never yields."""
+        if self._closed:
+            return None
+        if not self._owned:
+            if self._poller is None or not any(events & _READABLE for _, events in self._poller.poll(0)):
+                return None
+        try:
+            return os.read(self._fd, max_bytes)
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
@@ -535,32 +582,59 @@ class _FdReceiveStream(ByteReceiveStream):
                 _notify_closing(self._fd)  # wake a receive() waiting on the descriptor
             if self._threaded is not None:
                 self._threaded.closed = True  # a receive() waiting on the thread stops soon
+            if self._owned:
+                os.close(self._fd)
         await checkpoint()
 
 
 class _FdSendStream(ByteSendStream):
     """Writes a file descriptor it does not own: polled by the event loop, else in a thread.
 
-    Without ``O_NONBLOCK``, a write is kept to ``PIPE_BUF`` bytes and made only when the
-    descriptor polls writable, which is when a pipe has that much room: it never blocks the
-    event loop. Each piece is first checked with a zero-timeout ``poll`` so a pipe with room
-    costs no trip through the event loop.
+    The descriptor's flags are left alone (no ``O_NONBLOCK``, which would leak to every process
+    sharing the open file), so a plain write could block the event loop. Where Linux offers
+    ``RWF_NOWAIT`` for the descriptor (pipes, since 5.x), each write is made non-blocking by
+    that flag alone: it writes what fits, the rest waits until the descriptor polls writable.
+    Elsewhere a write is kept to ``PIPE_BUF`` bytes and made only after a zero-timeout ``poll``
+    says there is room, which is when a pipe has that much.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, owned: bool = False) -> None:
         self._fd = fd
+        self._owned = owned  # ours alone (a pipe to a child): non-blocking, closed by aclose()
+        if owned:
+            os.set_blocking(fd, False)
         self._poll = _pollable(fd)
         self._polled = False
         self._threaded: _ThreadedWriter | None = None
-        self._poller = select.poll() if self._poll and hasattr(select, "poll") else None
+        self._poller = select.poll() if self._poll and not owned and hasattr(select, "poll") else None
         if self._poller is not None:
             self._poller.register(fd, select.POLLOUT)
+        self._nowait = self._poll and not owned and _RWF_NOWAIT is not None
         self._closed = False
 
-    def _writable_now(self) -> bool:
-        if self._poller is None:
-            return False
-        return any(events & select.POLLOUT for _, events in self._poller.poll(0))
+    def _write_now(self, view: memoryview) -> int:
+        """Write what the descriptor takes without blocking: the bytes written, maybe 0."""
+        if self._owned:
+            try:
+                return os.write(self._fd, view)
+            except BlockingIOError:
+                return 0
+        if self._nowait:
+            assert _RWF_NOWAIT is not None
+            try:
+                return os.pwritev(self._fd, [view], -1, _RWF_NOWAIT)
+            except BlockingIOError:
+                return 0
+            except OSError as exc:
+                if exc.errno not in _NOWAIT_UNSUPPORTED:
+                    raise
+                self._nowait = False  # e.g. a terminal, or an older kernel: poll, then PIPE_BUF
+        if self._poller is None or not any(events & select.POLLOUT for _, events in self._poller.poll(0)):
+            return 0
+        try:
+            return os.write(self._fd, view[:_PIPE_BUF])
+        except BlockingIOError:
+            return 0
 
     async def send(self, item: bytes) -> None:
         if self._closed:
@@ -570,26 +644,25 @@ class _FdSendStream(ByteSendStream):
             return
         view = memoryview(item)
         while view:
-            if not self._writable_now():
-                assert _wait_writable is not None
-                try:
-                    await _wait_writable(self._fd)
-                except (OSError, NotImplementedError):
-                    if self._polled:
-                        raise
-                    self._poll = False
-                    await self._send_threaded(bytes(view))
-                    return
-                self._polled = True
-                if self._closed:
-                    raise anyio.ClosedResourceError
             try:
-                written = os.write(self._fd, view[:_PIPE_BUF])
-            except BlockingIOError:
-                continue
+                written = self._write_now(view)
             except (BrokenPipeError, ConnectionResetError) as exc:
                 raise anyio.BrokenResourceError from exc
-            view = view[written:]
+            if written:
+                view = view[written:]
+                continue
+            assert _wait_writable is not None
+            try:
+                await _wait_writable(self._fd)
+            except (OSError, NotImplementedError):
+                if self._polled:
+                    raise
+                self._poll = False
+                await self._send_threaded(bytes(view))
+                return
+            self._polled = True
+            if self._closed:
+                raise anyio.ClosedResourceError
 
     async def _send_threaded(self, data: bytes) -> None:
         if self._threaded is None:
@@ -606,6 +679,8 @@ class _FdSendStream(ByteSendStream):
                 _notify_closing(self._fd)
             if self._threaded is not None:
                 await self._threaded.close()
+            if self._owned:
+                os.close(self._fd)
         await checkpoint()
 
 
@@ -662,10 +737,15 @@ class StdioClientTransport(StdioTransport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         close_timeout: float = 2.0,
         terminate_timeout: float = 2.0,
+        streams: tuple[ByteReceiveStream, ByteSendStream] | None = None,
     ) -> None:
-        if process.stdin is None or process.stdout is None:
-            raise ValueError("the process needs piped stdin and stdout")
-        super().__init__(process.stdout, process.stdin, max_message_size)
+        """``streams``: the server's stdout and stdin when they are not ``process.stdout`` and
+        ``process.stdin`` (pipes made by the caller); they are closed with the transport."""
+        if streams is None:
+            if process.stdin is None or process.stdout is None:
+                raise ValueError("the process needs piped stdin and stdout")
+            streams = (process.stdout, process.stdin)
+        super().__init__(streams[0], streams[1], max_message_size)
         self.process = process
         self.close_timeout = close_timeout
         self.terminate_timeout = terminate_timeout
@@ -705,6 +785,7 @@ class StdioClientTransport(StdioTransport):
             tg.cancel_scope.cancel()
         # The process is reaped; this closes the remaining pipes and transports.
         await process.aclose()
+        await self._receive_stream.aclose()
 
     async def _drain_stdout(self) -> None:
         while self._reading:  # a receive() in flight reads it already; take over after it
@@ -755,20 +836,40 @@ async def spawn_stdio_server(
     surrounding scope is cancelled; ``transport.returncode`` then holds its exit status.
     """
     full_env = None if env is None else {**os.environ, **env}
+    streams: tuple[ByteReceiveStream, ByteSendStream] | None = None
     with anyio.CancelScope(shield=True):  # a cancellation must not leak a started process
-        process = await anyio.open_process(
-            [command, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            cwd=cwd,
-            env=full_env,
-        )
+        if _OWN_PIPES:
+            # Pipes of our own: our ends are read and written directly (non-blocking, polled by
+            # the event loop), without the layers of the backend's process streams.
+            child_in, our_out = os.pipe()
+            our_in, child_out = os.pipe()
+            try:
+                process = await anyio.open_process(
+                    [command, *args], stdin=child_in, stdout=child_out, stderr=stderr, cwd=cwd, env=full_env
+                )
+            except BaseException:
+                os.close(our_out)
+                os.close(our_in)
+                raise
+            finally:
+                os.close(child_in)
+                os.close(child_out)
+            streams = (_FdReceiveStream(our_in, owned=True), _FdSendStream(our_out, owned=True))
+        else:
+            process = await anyio.open_process(
+                [command, *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                cwd=cwd,
+                env=full_env,
+            )
     transport = StdioClientTransport(
         process,
         max_message_size=max_message_size,
         close_timeout=close_timeout,
         terminate_timeout=terminate_timeout,
+        streams=streams,
     )
     try:
         await checkpoint_if_cancelled()
