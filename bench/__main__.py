@@ -44,7 +44,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import clients, imports, peers, stdio
-from bench.stdio import BenchError, Goal, goal, machine_line, version_of
+from bench._proc import machine_line, version_of
+from bench.stdio import BenchError, Goal, goal
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("stdio", "stdio-shared", "client", "import", "http", "codec")
@@ -71,23 +72,37 @@ def log(text: str) -> None:
 # -- the scenarios ---------------------------------------------------------------------------------
 
 
-def run_stdio(args: argparse.Namespace, section: Section) -> None:
+def stdio_section(
+    args: argparse.Namespace, run_args: argparse.Namespace, section: Section, intro: str
+) -> dict[str, stdio.Samples]:
+    """Run the stdio benchmark with ``run_args`` and add its report to ``section``: the header,
+    ``intro``, the tables, the notes (the commit from ``args``) and any failures."""
     started_at = args.commit or stdio.commit()
-    results = stdio.run(args)
+    results = stdio.run(run_args)
     section.lines += [
-        stdio.header_line(args.counts, args.stdio_rounds, args.placement, started_at),
+        stdio.header_line(run_args.counts, run_args.stdio_rounds, run_args.placement, started_at),
         "",
-        "Ratios are of medians: latency ours / theirs (below 1x is better), throughput ours / theirs "
-        "(above 1x is better); `official` is the official SDK's low-level server, `floor` the raw "
-        "msgspec loop. Big round trips are the median over the rounds of each round's p50.",
+        intro,
         "",
-        *stdio.report_lines(results, args.counts),
+        *stdio.report_lines(results, run_args.counts),
     ]
     notes = stdio.notes_lines(results, started_at, args.commit)
     if notes:
         section.lines += ["", *notes]
     if stdio.failures(results):
         section.failed = "; ".join(stdio.failures(results))
+    return results
+
+
+def run_stdio(args: argparse.Namespace, section: Section) -> None:
+    results = stdio_section(
+        args,
+        args,
+        section,
+        "Ratios are of medians: latency ours / theirs (below 1x is better), throughput ours / theirs "
+        "(above 1x is better); `official` is the official SDK's low-level server, `floor` the raw "
+        "msgspec loop. Big round trips are the median over the rounds of each round's p50.",
+    )
     placement = args.placement
     split = placement.generator is not None and placement.generator != placement.server
     section.goals += stdio.goals(results, " (two CPUs)" if split else "")
@@ -106,22 +121,14 @@ def run_stdio_shared(args: argparse.Namespace, section: Section) -> None:
     if not shared.server_names:
         section.lines.append("No server of this scenario was chosen (--stdio-servers).")
         return
-    started_at = args.commit or stdio.commit()
-    results = stdio.run(shared)
-    section.lines += [
-        stdio.header_line(shared.counts, shared.stdio_rounds, shared.placement, started_at),
-        "",
+    results = stdio_section(
+        args,
+        shared,
+        section,
         "The same phases with both processes on one CPU: no cross-CPU wake-ups, so the floor's "
         "latency is its work, and pipelined phases cannot run client and server at once. Start-up "
         "is not measured again; RSS is, but its targets are judged in the section above.",
-        "",
-        *stdio.report_lines(results, shared.counts),
-    ]
-    notes = stdio.notes_lines(results, started_at, args.commit)
-    if notes:
-        section.lines += ["", *notes]
-    if stdio.failures(results):
-        section.failed = "; ".join(stdio.failures(results))
+    )
     judged = ("idle server RSS", "start to first response")
     section.goals += [g for g in stdio.goals(results, " (one CPU)") if g.scenario not in judged]
 

@@ -40,16 +40,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import peers  # noqa: E402  (the repository root must be on sys.path first)
+from bench._proc import count, fmt_range, fmt_ratio, med, picked, ratio, rounds_of, standalone  # noqa: E402
 from bench.stdio import (  # noqa: E402
     SERVERS,
     BenchError,
     Placement,
     ServerProcess,
-    fmt_range,
-    fmt_ratio,
-    med,
     placement_text,
-    ratio,
     server_env,
 )
 
@@ -187,27 +184,22 @@ def run(args: argparse.Namespace) -> dict[str, Samples]:
         if peer is not None:
             peers.ensure(peer)
     results = {name: Samples() for name in names}
-    for r in range(rounds):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            started = time.monotonic()
-            s = results[name]
-            if s.failure is not None:
-                continue
-            try:
-                if name == "raw-client":
-                    raw_round(counts, args.placement, s)
-                else:
-                    sdk_round(CLIENTS[name], counts, args.placement, args.client_timeout, s)
-            except BenchError as exc:
-                # The other clients go on; this one is reported as failed.
-                s.failure = f"round {r + 1}: {exc}"
-                log(f"client round {r + 1}/{rounds} {name}: FAILED: {exc}")
-                continue
-            log(
-                f"client round {r + 1}/{rounds} {name}: {s.seq_rate[-1]:,.0f}/s sequential, "
-                f"{s.pipe_rate[-1]:,.0f}/s at {IN_FLIGHT} ({time.monotonic() - started:.1f} s)"
-            )
+    for r, name, s in rounds_of(results, rounds):
+        started = time.monotonic()
+        try:
+            if name == "raw-client":
+                raw_round(counts, args.placement, s)
+            else:
+                sdk_round(CLIENTS[name], counts, args.placement, args.client_timeout, s)
+        except BenchError as exc:
+            # The other clients go on; this one is reported as failed.
+            s.failure = f"round {r + 1}: {exc}"
+            log(f"client round {r + 1}/{rounds} {name}: FAILED: {exc}")
+            continue
+        log(
+            f"client round {r + 1}/{rounds} {name}: {s.seq_rate[-1]:,.0f}/s sequential, "
+            f"{s.pipe_rate[-1]:,.0f}/s at {IN_FLIGHT} ({time.monotonic() - started:.1f} s)"
+        )
     return results
 
 
@@ -306,30 +298,19 @@ def add_options(parser: argparse.ArgumentParser, standalone: bool = True) -> Non
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
-    names = list(dict.fromkeys(n.strip() for n in args.clients.split(",") if n.strip()))
-    unknown = [n for n in names if n not in CLIENTS]
-    if unknown or not names:
-        parser.error(f"unknown clients {unknown}; choose from {', '.join(CLIENTS)}")
-    args.client_names = names
+    args.client_names = picked(parser, args.clients, list(CLIENTS), "clients")
     args.client_counts = counts_for(args.quick)
-    args.client_rounds = args.rounds if args.rounds is not None else 2 if args.quick else 5
-    if args.client_rounds < 1:
-        parser.error("--rounds must be at least 1")
+    args.client_rounds = count(parser, args.rounds, 2 if args.quick else 5, "--rounds")
     args.placement = Placement.of(args.cpus)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_options(parser)
-    args = check_options(parser, parser.parse_args(argv))
-    try:
-        results = run(args)
-    except (BenchError, peers.PeerError) as exc:
-        print(f"bench/clients.py: run aborted: {exc}", file=sys.stderr)
-        return 1
+    errors = (BenchError, peers.PeerError)
+    return standalone("clients.py", __doc__, add_options, check_options, run, print_report, errors, argv)
+
+
+def print_report(args: argparse.Namespace, results: dict[str, Samples]) -> int:
     print()
     print(header_line(args.client_counts, args.client_rounds, args.placement))
     print()

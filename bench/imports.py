@@ -26,7 +26,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import peers  # noqa: E402  (the repository root must be on sys.path first)
-from bench.stdio import BenchError, fmt_num, fmt_range, fmt_ratio, med, ratio, server_env  # noqa: E402
+from bench._proc import count, fmt_num, fmt_range, fmt_ratio, med, picked, ratio, standalone  # noqa: E402
+from bench.stdio import BenchError, server_env  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -144,28 +145,17 @@ def add_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
-    keys = list(dict.fromkeys(k.strip() for k in args.modules.split(",") if k.strip()))
-    unknown = [k for k in keys if k not in SPECS]
-    if unknown or not keys:
-        parser.error(f"unknown imports {unknown}; choose from {', '.join(SPECS)}")
-    args.import_keys = keys
-    args.import_runs = args.runs if args.runs is not None else 5 if args.quick else 21
-    if args.import_runs < 1:
-        parser.error("--runs must be at least 1")
+    args.import_keys = picked(parser, args.modules, list(SPECS), "imports")
+    args.import_runs = count(parser, args.runs, 5 if args.quick else 21, "--runs")
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_options(parser)
-    args = check_options(parser, parser.parse_args(argv))
-    try:
-        results = run(args)
-    except (BenchError, peers.PeerError) as exc:
-        print(f"bench/imports.py: run aborted: {exc}", file=sys.stderr)
-        return 1
+    errors = (BenchError, peers.PeerError)
+    return standalone("imports.py", __doc__, add_options, check_options, run, print_report, errors, argv)
+
+
+def print_report(args: argparse.Namespace, results: dict[str, Samples]) -> int:
     print(f"median of {args.import_runs} runs (min-max), wall time from spawn to exit")
     print()
     print("\n".join(report_lines(results)))

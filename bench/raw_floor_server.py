@@ -1,11 +1,12 @@
 """The floor of the stdio benchmarks: a raw msgspec JSON-RPC echo loop, no MCP framework at all.
 
-One blocking loop: read what stdin has (up to 1 MiB at a time), decode each whole line with
-msgspec, answer, and write the answers to that read in one write. It answers ``initialize`` (with the protocol version the client asked for), ``ping``,
-``tools/list`` (``echo`` and, with ``--tools N``, ``tool_0`` ... ``tool_{N-1}``, encoded afresh for
-each request, as a server whose tools can change would) and ``tools/call`` of any listed tool (the
-``text`` argument back as text content, whatever its size); anything else gets -32601. It checks
-nothing beyond decoding. What a Python process costs at the least: the reference of
+One blocking loop: read what stdin has (up to 64 KiB at a time), decode each whole line with
+msgspec, answer, and write the answers to that read in one write. It answers ``initialize``
+(with the protocol version the client asked for), ``ping``, ``tools/list`` (``echo`` and, with
+``--tools N``, ``tool_0`` ... ``tool_{N-1}``; the listing is encoded once at start-up and sent
+as it is, the least a server whose tools do not change can do) and ``tools/call`` of any listed
+tool (the ``text`` argument back as text content, whatever its size); anything else gets -32601.
+It checks nothing beyond decoding. What a Python process costs at the least: the reference of
 ``bench/stdio.py`` (servers) and ``bench/clients.py`` (the clients run against it).
 
     python bench/raw_floor_server.py [--tools N] [--pin-cpu N]

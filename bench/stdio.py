@@ -59,7 +59,6 @@ import platform
 import selectors
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,7 +66,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
@@ -76,22 +74,26 @@ import msgspec
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: bench.peers is imported from the repository root
     sys.path.insert(0, str(ROOT))
+
+from bench import _proc  # noqa: E402
+from bench._proc import (  # noqa: E402
+    cpu_seconds,
+    fmt_range,
+    fmt_ratio,
+    machine_line,
+    med,
+    proc_status_kib,
+    ratio,
+    reap,
+    rounds_of,
+    version_of,
+)
+
 PROTOCOL_VERSION = "2025-11-25"
 
 # -- the wire, as the load generator sees it -------------------------------------------------------
 
-INITIALIZE = msgspec.json.encode(
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "bench-stdio", "version": "0.1.0"},
-        },
-    }
-)
+INITIALIZE = msgspec.json.encode(_proc.initialize_request("bench-stdio", PROTOCOL_VERSION))
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 # id, then the text to echo: "echo <id>", so a crossed answer cannot pass the check.
 CALL = (
@@ -233,47 +235,11 @@ def prepare_peers(names: Sequence[str]) -> None:
 
 def server_env() -> dict[str, str]:
     """The environment of mcpbind's servers: this checkout's runtime and generated code first."""
-    env = dict(os.environ)
-    dev = [str(ROOT / "runtime"), str(ROOT / "generated")]
-    if env.get("PYTHONPATH"):
-        dev.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(dev)
-    env["PYTHONFAULTHANDLER"] = "1"  # a hung server is sent SIGABRT and dumps its threads
+    env = _proc.server_env()
     # Start-up is timed with bytecode caches as an installed package has them: let the first
     # start write what is missing or stale (a dev checkout's caches may be either).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
-
-
-def proc_status_kib(pid: int, field_name: str) -> float:
-    """A ``kB`` field of /proc/PID/status (``VmRSS``, ``VmHWM``), in KiB; NaN when unreadable."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(field_name.encode() + b":"):
-                    return float(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return math.nan
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of a live process: the sum over its threads of /proc's schedstat (ns precision).
-
-    A thread that exits between two readings takes its time with it; the servers here keep
-    their threads (anyio's and trio's worker threads idle for 10 s before they exit).
-    """
-    total = 0
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as f:
-                    total += int(f.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                continue
-    except OSError:
-        return math.nan
-    return total / 1e9
 
 
 @dataclass(frozen=True)
@@ -604,9 +570,7 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 note = f"did not exit within {timeout:g} s of stdin EOF; killed"
         finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+            reap(self.proc)
             if self.proc.stdout is not None:
                 self.proc.stdout.close()
         tail = self.stderr_tail()
@@ -805,82 +769,10 @@ def one_start(spec: ServerSpec, args: argparse.Namespace, samples: Samples) -> N
 # -- the report ------------------------------------------------------------------------------------
 
 
-def med(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else math.nan
-
-
-def fmt_num(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    if value >= 1000:
-        return f"{value:,.0f}"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}" if value >= 1 else f"{value:.3f}"
-
-
-def fmt_range(values: Sequence[float]) -> str:
-    if not values:
-        return "n/a"
-    return f"{fmt_num(med(values))} ({fmt_num(min(values))}-{fmt_num(max(values))})"
-
-
-def fmt_ratio(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
-
-
-def ratio(ours: float, theirs: float) -> float:
-    if math.isnan(ours) or math.isnan(theirs) or theirs == 0:
-        return math.nan
-    return ours / theirs
-
-
-def version_of(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def machine_line() -> str:
-    cpu = platform.processor() or "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cpus ({cpu}), {platform.system()} {platform.release()}"
-
-
 def commit() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "runtime", "generated", "examples"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    # What the servers run: uncommitted (or untracked) code there makes the commit not enough.
-    return head + (" (plus uncommitted changes in runtime/, generated/ or examples/)" if dirty else "")
+    """This checkout's commit, marked when what the servers run (runtime/, generated/,
+    examples/) has uncommitted changes."""
+    return _proc.commit(("runtime", "generated", "examples"))
 
 
 def placement_text(placement: Placement) -> str:
@@ -1216,28 +1108,23 @@ def run(args: argparse.Namespace) -> dict[str, Samples]:
     results = {name: Samples() for name in names}
     affinity = os.sched_getaffinity(0)
     try:
-        for r in range(rounds):
-            shift = r % len(names)
-            for name in names[shift:] + names[:shift]:
-                started = time.monotonic()
-                s = results[name]
-                if s.failure is not None:
-                    continue
-                try:
-                    one_round(SERVERS[name], counts, args, s)
-                except BenchError as exc:
-                    # The other servers go on: their numbers stand; this one is reported as failed.
-                    s.failure = f"round {r + 1}: {exc}"
-                    log(f"stdio round {r + 1}/{rounds} {name}: FAILED: {exc}")
-                    continue
-                big = "".join(f", {size_label(z)} {s.big_ms[z][-1]:.2f} ms" for z in counts.big)
-                listed = f", tools/list {s.list_ms[-1]:.2f} ms" if counts.lists else ""
-                log(
-                    f"stdio round {r + 1}/{rounds} {name}: p50 {s.p50_us[-1]:.0f} µs, "
-                    + ", ".join(f"{s.rate[w][-1]:,.0f}/s at {w}" for w in counts.at)
-                    + f"{big}{listed}, idle RSS {s.idle_rss_mib[-1]:.1f} MiB"
-                    + f" ({time.monotonic() - started:.1f} s)"
-                )
+        for r, name, s in rounds_of(results, rounds):
+            started = time.monotonic()
+            try:
+                one_round(SERVERS[name], counts, args, s)
+            except BenchError as exc:
+                # The other servers go on: their numbers stand; this one is reported as failed.
+                s.failure = f"round {r + 1}: {exc}"
+                log(f"stdio round {r + 1}/{rounds} {name}: FAILED: {exc}")
+                continue
+            big = "".join(f", {size_label(z)} {s.big_ms[z][-1]:.2f} ms" for z in counts.big)
+            listed = f", tools/list {s.list_ms[-1]:.2f} ms" if counts.lists else ""
+            log(
+                f"stdio round {r + 1}/{rounds} {name}: p50 {s.p50_us[-1]:.0f} µs, "
+                + ", ".join(f"{s.rate[w][-1]:,.0f}/s at {w}" for w in counts.at)
+                + f"{big}{listed}, idle RSS {s.idle_rss_mib[-1]:.1f} MiB"
+                + f" ({time.monotonic() - started:.1f} s)"
+            )
         for _ in range(args.starts):
             for name in names:
                 if results[name].failure is None:

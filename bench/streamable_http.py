@@ -37,7 +37,6 @@ import argparse
 import contextlib
 import importlib.util
 import json
-import math
 import os
 import platform
 import resource
@@ -45,7 +44,6 @@ import shlex
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,109 +51,32 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: bench._proc is imported from the repository root
+    sys.path.insert(0, str(ROOT))
 
+from bench import _proc  # noqa: E402
+from bench._proc import fmt_ratio, med, ratio, version_of  # noqa: E402
 
-# -- small helpers (as in bench/stdio.py) ----------------------------------------------------------
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of a live process: the sum over its threads of /proc's schedstat (ns precision)."""
-    total = 0
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as f:
-                    total += int(f.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                continue
-    except OSError:
-        return math.nan
-    return total / 1e9
-
-
-def med(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else math.nan
+# -- small helpers (bench/_proc.py has those shared with bench/stdio.py) -------------------------
 
 
 def fmt_num(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    if value >= 1000:
-        return f"{value:,.0f}"
-    if value >= 100:
-        return f"{value:.0f}"
-    return f"{value:.1f}"
+    return _proc.fmt_num(value, decimals=1)
 
 
 def fmt_range(values: Sequence[float]) -> str:
-    if not values:
-        return "n/a"
-    return f"{fmt_num(med(values))} ({fmt_num(min(values))}-{fmt_num(max(values))})"
-
-
-def fmt_ratio(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
-
-
-def ratio(ours: float, theirs: float) -> float:
-    if math.isnan(ours) or math.isnan(theirs) or theirs == 0:
-        return math.nan
-    return ours / theirs
-
-
-def version_of(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def machine_line() -> str:
-    cpu = platform.processor() or "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cpus ({cpu}), {platform.system()} {platform.release()}"
+    return _proc.fmt_range(values, decimals=1)
 
 
 def commit() -> str:
     """This checkout's commit, and whether the code the servers run has uncommitted changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "runtime", "generated", "examples", "bench"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return head + (
-        " (plus uncommitted changes in runtime/, generated/, examples/ or bench/)" if dirty else ""
-    )
+    return _proc.commit(("runtime", "generated", "examples", "bench"))
 
 
 PROTOCOL_VERSION = "2025-11-25"
@@ -370,17 +291,6 @@ def free_port() -> int:
         return port
 
 
-def server_env() -> dict[str, str]:
-    """This checkout's runtime and generated code first on the servers' path."""
-    env = dict(os.environ)
-    dev = [str(ROOT / "runtime"), str(ROOT / "generated")]
-    if env.get("PYTHONPATH"):
-        dev.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(dev)
-    env["PYTHONFAULTHANDLER"] = "1"
-    return env
-
-
 class ServerProcess:
     """One uvicorn process serving one app; closed (killed if need be) and reaped by ``close``."""
 
@@ -404,7 +314,7 @@ class ServerProcess:
             self.proc = subprocess.Popen(
                 self.command,
                 cwd=ROOT,
-                env=server_env(),
+                env=_proc.server_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=self.stderr,
                 stderr=self.stderr,
@@ -465,9 +375,7 @@ class ServerProcess:
                 except subprocess.TimeoutExpired:
                     note = "did not stop within 10 s of SIGTERM; killed. "
         finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+            _proc.reap(self.proc)
             tail = self.stderr_text()
             self.stderr.close()
         if tail:
@@ -530,16 +438,7 @@ class McpHttpClient:
         return headers
 
     def open(self) -> None:
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "bench-streamable-http", "version": "0.1.0"},
-            },
-        }
+        initialize = _proc.initialize_request("bench-streamable-http", PROTOCOL_VERSION)
         response = self.client.post(self.url, json=initialize, headers=self.headers())
         answer = parse_answer(response, f"{self.name}: initialize")
         result = answer.get("result")
@@ -665,13 +564,13 @@ def one_round(config: Config, args: argparse.Namespace, wrk: str, samples: Sampl
             run_wrk(wrk, server.url, script, 16, args.warmup, args.wrk_threads, f"{config.name} warm-up")
             parts = []
             for c in args.concurrency:
-                cpu_before = cpu_seconds(server.pid)
+                cpu_before = _proc.cpu_seconds(server.pid)
                 busy_before = machine_busy_seconds()
                 wrk_before = children_cpu_seconds()
                 result = run_wrk(
                     wrk, server.url, script, c, args.duration, args.wrk_threads, f"{config.name} at c={c}"
                 )
-                cpu = cpu_seconds(server.pid) - cpu_before
+                cpu = _proc.cpu_seconds(server.pid) - cpu_before
                 # What else ran meanwhile: the machine's busy time less the server's and wrk's.
                 others = machine_busy_seconds() - busy_before - cpu - (children_cpu_seconds() - wrk_before)
                 samples.others_pct.setdefault(c, []).append(max(0.0, others) / result.seconds * 100)
@@ -752,7 +651,7 @@ def report(
     out.append("# Streamable HTTP benchmark results")
     out.append("")
     out.append(
-        f"Measured {now:%Y-%m-%d %H:%M} UTC at commit {started_at}; {machine_line()}, nothing pinned: "
+        f"Measured {now:%Y-%m-%d %H:%M} UTC at commit {started_at}; {_proc.machine_line()}, nothing pinned: "
         "wrk and the server share the CPUs; "
         f"CPython {platform.python_version()}; uvicorn {version_of('uvicorn')} (one worker, asyncio loop, "
         f"{args.http} {version_of(args.http)}, no access log); msgspec {version_of('msgspec')}, "

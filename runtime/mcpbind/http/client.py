@@ -67,6 +67,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpbind.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
+from mcpbind.http._common import QueuedReceive, Received
 from mcpbind.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 from mcpbind.session import _only_error
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
@@ -243,7 +244,7 @@ class _StreamPosition:
 # --------------------------------------------------------------------------------------------
 
 
-class StreamableHTTPTransport:
+class StreamableHTTPTransport(QueuedReceive):
     """A :class:`~mcpbind.transport.Transport` to one Streamable HTTP MCP endpoint.
 
     Made by :func:`open_streamable_http`, which owns its background tasks and HTTP client.
@@ -282,9 +283,7 @@ class StreamableHTTPTransport:
         self._request_timeout = httpx.Timeout(timeout)
         self._stream_timeout = httpx.Timeout(timeout, read=sse_read_timeout)
         self._incoming_send: MemoryObjectSendStream[bytes | MessageTooLarge]
-        self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes | MessageTooLarge](
-            _QUEUE_SIZE
-        )
+        self._incoming_send, self._received = anyio.create_memory_object_stream[Received](_QUEUE_SIZE)
         self._closed = False
         self._scopes: set[anyio.CancelScope] = set()
         self._get_stream: anyio.CancelScope | None = None
@@ -302,12 +301,6 @@ class StreamableHTTPTransport:
         """The HTTP status the initialize POST got (``None`` until it got one)."""
 
     # -- Transport --------------------------------------------------------------------------
-
-    async def receive(self) -> bytes:
-        item = await self._incoming.receive()
-        if isinstance(item, MessageTooLarge):
-            raise item
-        return item
 
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         if self._closed:
@@ -335,7 +328,7 @@ class StreamableHTTPTransport:
             for scope in list(self._scopes):
                 scope.cancel()
             self._incoming_send.close()
-            self._incoming.close()
+            self._received.close()
 
     # -- HTTP requests ----------------------------------------------------------------------
 

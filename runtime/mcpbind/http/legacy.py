@@ -51,10 +51,9 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from types import MappingProxyType
-from typing import Any
 from urllib.parse import parse_qs, quote
 
 import anyio
@@ -63,6 +62,8 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from mcpbind.http._asgi import Message as Message  # the ASGI event type, importable from here as before
+from mcpbind.http._asgi import Receive, Scope, Send, lifespan, matches
 from mcpbind.server import Server
 from mcpbind.wire import Codec, RequestId
 
@@ -75,11 +76,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcpbind.http.legacy")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 # 4 MiB: ample for any ordinary MCP message sent to a server.
 DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024
@@ -105,19 +101,6 @@ _JSON = [(b"content-type", b"application/json")]
 _PING = b": ping\n\n"
 # At most this many queued messages are joined into one write of the SSE stream.
 _BATCH = 64
-
-
-def _matches(value: str, patterns: Iterable[str]) -> bool:
-    value = value.lower()
-    for pattern in patterns:
-        pattern = pattern.lower()
-        if pattern.endswith(":*"):
-            base, _, port = value.rpartition(":")
-            if base == pattern[:-2] and port.isdigit():
-                return True
-        elif value == pattern:
-            return True
-    return False
 
 
 def _sse_event(event: bytes, data: bytes) -> bytes:
@@ -289,24 +272,9 @@ class LegacySSEApp:
         if kind == "http":
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan(receive, send)
+            await lifespan(self.run, receive, send, check_startup=False, log=None)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1008})
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        started = False
-        try:
-            await receive()  # lifespan.startup
-            async with self.run():
-                await send({"type": "lifespan.startup.complete"})
-                started = True
-                while (await receive())["type"] != "lifespan.shutdown":
-                    pass
-        except Exception as exc:
-            kind = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
-            await send({"type": kind, "message": str(exc)})
-            return
-        await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         root: str = scope.get("root_path", "") or ""
@@ -337,11 +305,15 @@ class LegacySSEApp:
                 host = value.decode("latin-1")
             elif name == b"origin":
                 origin = value.decode("latin-1")
-        if self.allowed_hosts is not None and (host is None or not _matches(host, self.allowed_hosts)):
+        # Here a pattern ending in ``:*`` needs a port (the defaults list the bare names too).
+        allowed_hosts = self.allowed_hosts
+        if allowed_hosts is not None and (
+            host is None or not matches(host, map(str.lower, allowed_hosts), bare_host=False)
+        ):
             await _error(send, 403, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed")
             return False
         if self.allowed_origins is not None and origin is not None:
-            if not _matches(origin, self.allowed_origins):
+            if not matches(origin, map(str.lower, self.allowed_origins), bare_host=False):
                 await _error(send, 403, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed")
                 return False
         return True

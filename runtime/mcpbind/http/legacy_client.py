@@ -40,6 +40,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.errors import INTERNAL_ERROR, McpError
+from mcpbind.http._common import QueuedReceive, Received
 from mcpbind.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.wire import RequestId
@@ -47,8 +48,6 @@ from mcpbind.wire import RequestId
 __all__ = ["LegacySSEError", "LegacySSETransport", "open_legacy_sse"]
 
 log = logging.getLogger("mcpbind.http.legacy")
-
-Received = bytes | MessageTooLarge
 
 
 class LegacySSEError(Exception):
@@ -67,7 +66,7 @@ class _Envelope(msgspec.Struct):
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 
 
-class LegacySSETransport:
+class LegacySSETransport(QueuedReceive):
     """A client's end of an HTTP+SSE session; made by :func:`open_legacy_sse`."""
 
     def __init__(
@@ -90,12 +89,6 @@ class LegacySSETransport:
         self._timeout = httpx.Timeout(timeout)
         self._closed = False
         self._gone = anyio.Event()
-
-    async def receive(self) -> bytes:
-        item = await self._received.receive()
-        if isinstance(item, MessageTooLarge):
-            raise item
-        return item
 
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         if self._closed:

@@ -66,9 +66,9 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import anyio
 import anyio.abc
@@ -78,6 +78,8 @@ from msgspec import UNSET, UnsetType
 
 from mcpbind.connection import Connection
 from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from mcpbind.http._asgi import Headers, Receive, Scope, Send, lifespan, matches
+from mcpbind.http._asgi import Message as Message  # the ASGI event type, importable from here as before
 from mcpbind.http.events import EventStore, MemoryEventStore
 from mcpbind.http.sse import (
     CLOSE,
@@ -109,12 +111,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcpbind.http")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-Headers = list[tuple[bytes, bytes]]
 
 DEFAULT_ALLOWED_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 DEFAULT_ALLOWED_ORIGINS: Final = tuple(
@@ -522,6 +518,19 @@ class _Helper:
         self.ended = False  # it wrote the end of the response
 
 
+class _Post(NamedTuple):
+    """A request that its POST's task answers (``StreamableHTTPApp._answer_json``/``_sse``)."""
+
+    state: _SessionState
+    ident: RequestId
+    body: bytes
+    receive: Receive
+    send: Send
+    extra: Headers
+    initialize: bool  # the request is initialize: the session's headers wait for its answer
+    spawn: Spawn
+
+
 class _Request:
     """What the app reads from one HTTP request's headers."""
 
@@ -567,19 +576,6 @@ _REQUEST_FIELDS: Final = {
     b"mcp-protocol-version": "version",
     b"last-event-id": "last_event_id",
 }
-
-
-def _matches(value: str, patterns: Sequence[str]) -> bool:
-    """``value`` (a host or an origin) against patterns where a trailing ``:*`` is any port."""
-    value = value.lower()
-    for pattern in patterns:
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            if value == base or (value.startswith(base + ":") and value[len(base) + 1 :].isdigit()):
-                return True
-        elif value == pattern:
-            return True
-    return False
 
 
 class StreamableHTTPApp:
@@ -730,7 +726,7 @@ class StreamableHTTPApp:
         kind = scope["type"]
         if kind != "http":
             if kind == "lifespan":
-                await self._lifespan(receive, send)
+                await lifespan(self.run, receive, send, check_startup=True, log=log)
                 return
             raise RuntimeError(f"StreamableHTTPApp does not handle {kind!r} connections")
         request = _Request(scope["headers"])
@@ -754,26 +750,6 @@ class StreamableHTTPApp:
             headers = [*extra, *self._allow] if problem.status == 405 else extra
             await _answer_error(send, problem, headers)
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        message = await receive()
-        if message["type"] != "lifespan.startup":
-            return
-        started = False
-        try:
-            async with self.run():
-                await send({"type": "lifespan.startup.complete"})
-                started = True
-                while (await receive())["type"] != "lifespan.shutdown":
-                    pass
-        except Exception as exc:
-            log.exception("lifespan failed")
-            if not started:
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                return
-            await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
-            return
-        await send({"type": "lifespan.shutdown.complete"})
-
     def _on_path(self, scope: Scope) -> bool:
         path: str = scope["path"]
         if path == self.path:
@@ -789,14 +765,14 @@ class StreamableHTTPApp:
             allowed = self._host_cache.get(host) if host is not None else False
             if allowed is None:
                 assert host is not None
-                allowed = _matches(host.decode("latin-1"), self.allowed_hosts)
+                allowed = matches(host.decode("latin-1"), self.allowed_hosts)
                 if len(self._host_cache) < 256:
                     self._host_cache[host] = allowed
             if not allowed:
                 raise _Problem(403, INVALID_REQUEST, "Forbidden: Host not allowed")
         origin = request.origin
         if origin is not None and self.allowed_origins is not None:
-            if not _matches(origin.decode("latin-1"), self.allowed_origins):
+            if not matches(origin.decode("latin-1"), self.allowed_origins):
                 raise _Problem(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
 
     def _accepts(self, accept: bytes | None) -> tuple[bool, bool]:
@@ -908,9 +884,9 @@ class StreamableHTTPApp:
             spawn = self._spawner()
             assert spawn is not None
             if self.json_response:
-                await self._answer_json(state, ident, body, receive, send, extra, initialize, spawn)
+                await self._answer_json(_Post(state, ident, body, receive, send, extra, initialize, spawn))
             else:
-                await self._answer_sse(state, ident, body, receive, send, extra, initialize, spawn)
+                await self._answer_sse(_Post(state, ident, body, receive, send, extra, initialize, spawn))
         finally:
             state.active -= 1
             state.last_seen = time.monotonic()
@@ -1004,20 +980,11 @@ class StreamableHTTPApp:
         state.transport.protocol_version = result.protocol_version
         return True
 
-    async def _answer_json(
-        self,
-        state: _SessionState,
-        ident: RequestId,
-        body: bytes,
-        receive: Receive,
-        send: Send,
-        extra: Headers,
-        initialize: bool,
-        spawn: Spawn,
-    ) -> None:
+    async def _answer_json(self, post: _Post) -> None:
         """The request's handler runs in this task and writes the response to ``send`` itself
         (through the transport). Only if it waits for something does a helper task watch for
         the client going away meanwhile, which cancels it."""
+        state, ident, body, receive, send, extra, initialize, spawn = post
         transport = state.transport
         headers = [_JSON, *extra] if initialize else [_JSON, *extra, *state.header]
         on_initialize = (
@@ -1065,21 +1032,12 @@ class StreamableHTTPApp:
         finally:
             helper.done.set()
 
-    async def _answer_sse(
-        self,
-        state: _SessionState,
-        ident: RequestId,
-        body: bytes,
-        receive: Receive,
-        send: Send,
-        extra: Headers,
-        initialize: bool,
-        spawn: Spawn,
-    ) -> None:
+    async def _answer_sse(self, post: _Post) -> None:
         """The request's handler runs in this task; what it sends is collected by its stream. A
         handler that finishes at once leaves its whole answer there, written in one go; one
         that waits for something gets a helper task that writes the stream as it comes (from a
         queue) and watches for the client going away."""
+        state, ident, body, receive, send, extra, initialize, spawn = post
         transport = state.transport
         stream = transport.open_stream(ident)
         items = stream.collect()
@@ -1346,7 +1304,7 @@ class StreamableHTTPApp:
             return _EMPTY
         if "*" in allowed:
             value = b"*"
-        elif _matches(origin.decode("latin-1"), allowed):
+        elif matches(origin.decode("latin-1"), allowed):
             value = origin
         else:
             return _EMPTY
@@ -1406,11 +1364,11 @@ class StreamableHTTPApp:
         state = _SessionState("", transport, session)
         answer = self._answer_json if self.json_response else self._answer_sse
         if spawn is not None:
-            await answer(state, ident, body, receive, send, extra, False, spawn)
+            await answer(_Post(state, ident, body, receive, send, extra, False, spawn))
             return
         # No lifespan: a task group of this request's own, opened before the handler starts.
         async with anyio.create_task_group() as tg:
-            await answer(state, ident, body, receive, send, extra, False, tg.start_soon)
+            await answer(_Post(state, ident, body, receive, send, extra, False, tg.start_soon))
 
 
 # -- helpers -------------------------------------------------------------------------------
