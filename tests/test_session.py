@@ -338,6 +338,76 @@ async def test_a_timeout_raises_and_cancels_the_request_at_the_peer() -> None:
         assert per_call.value.code == REQUEST_TIMEOUT
 
 
+async def test_a_short_timeout_is_not_held_up_by_a_longer_one_sent_before() -> None:
+    # Requests sent at once are timed by one task of the session: a later, shorter deadline
+    # must wake it early.
+    async with connected(echo_server(), Client("t", "1", request_timeout=30)) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: client.call_tool("sleep", {"seconds": 20}))
+            await anyio.sleep(0.05)
+            started = anyio.current_time()
+            with pytest.raises(McpError) as info:
+                await client.call_tool("sleep", {"seconds": 20}, timeout=0.2)
+            assert info.value.code == REQUEST_TIMEOUT
+            assert anyio.current_time() - started < 2
+            tg.cancel_scope.cancel()
+        result = await client.call_tool("echo", {"text": "still fine"}, timeout=5)
+        assert result.content == [types.TextContent(text="still fine")]
+
+
+async def test_finished_requests_leave_no_deadline_behind() -> None:
+    async with connected(echo_server()) as client:
+        for i in range(300):
+            await client.call_tool("echo", {"text": str(i)})
+
+        async def call(i: int) -> None:
+            await client.call_tool("echo", {"text": str(i)})
+
+        async with anyio.create_task_group() as tg:
+            for i in range(500):
+                tg.start_soon(call, i)
+        await client.call_tool("echo", {"text": "last"})
+        deadlines = client.session._deadlines
+        assert deadlines is not None  # these requests were timed by the session's deadline task
+        assert len(deadlines.heap) <= 64
+
+
+class _StuckSends:
+    """A transport whose sends hang once ``stuck`` is set, like a pipe the peer stopped reading."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self.inner = inner
+        self.stuck = False
+
+    async def receive(self) -> bytes:
+        return await self.inner.receive()
+
+    async def send(self, message: bytes, related: Any = None, final: bool = False) -> None:
+        if self.stuck:
+            await anyio.sleep_forever()
+        await self.inner.send(message, related, final)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_timeout_covers_a_send_that_cannot_complete() -> None:
+    server_end, client_end = memory_pair()
+    transport = _StuckSends(client_end)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(echo_server().run, server_end)
+        async with Client("t", "1").connect(transport, timeout=5) as client:
+            transport.stuck = True
+            started = anyio.current_time()
+            with pytest.raises(McpError) as info:
+                await client.call_tool("echo", {"text": "never sent"}, timeout=0.2)
+            assert info.value.code == REQUEST_TIMEOUT
+            # The cancellation notice cannot go out either; it is given up after a second.
+            assert anyio.current_time() - started < 3
+            transport.stuck = False
+        tg.cancel_scope.cancel()
+
+
 async def test_concurrency_is_bounded() -> None:
     running = 0
     peak = 0

@@ -465,6 +465,29 @@ async def test_pipe_a_send_waiting_on_a_full_pipe_leaves_the_event_loop_running(
 
 
 @pytest.mark.anyio
+async def test_pipe_send_nowait_writes_a_whole_line_or_nothing(fd_mode: str) -> None:
+    with crossed_pipes() as pipes, anyio.fail_after(10):
+        async with pipe_transports(pipes) as (a, b):
+            if fd_mode == "threads":
+                assert not a.send_nowait(b'{"n":1}')  # only pollable pipes are written at once
+                return
+            assert a.send_nowait(b'{"n":1}')
+            assert await b.receive() == b'{"n":1}'
+            assert not a.send_nowait(b"x" * 5000)  # longer than PIPE_BUF: send() must do it
+            assert not a.send_nowait(b"two\nlines")
+            fill = b'{"fill":"' + b"f" * 3000 + b'"}'
+            sent = 0
+            while a.send_nowait(fill):  # until the pipe has no room for another
+                sent += 1
+            assert sent >= 4
+            assert not a.send_nowait(fill)
+            received = [await b.receive() for _ in range(sent)]
+            assert received == [fill] * sent  # whole lines, none torn by a refused one
+            assert a.send_nowait(b'{"n":3}')
+            assert await b.receive() == b'{"n":3}'
+
+
+@pytest.mark.anyio
 async def test_pipe_concurrent_senders_do_not_interleave(fd_mode: str) -> None:
     messages = {b'{"n":%02d,"pad":"' % i + bytes([65 + i % 26]) * 100_000 + b'"}' for i in range(50)}
     received: list[bytes] = []

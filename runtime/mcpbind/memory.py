@@ -33,6 +33,15 @@ class MemoryTransport:
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         await self._send.send(message)
 
+    def send_nowait(self, message: bytes) -> bool:
+        """Queue the message if there is room now; ``False`` (nothing sent) if the buffer is full
+        or the other end is gone (``send`` then says which)."""
+        try:
+            self._send.send_nowait(message)
+        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        return True
+
     async def aclose(self) -> None:
         await self._send.aclose()
         await self._receive.aclose()

@@ -11,6 +11,7 @@ session's own). anyio only, so the same code runs on asyncio and on trio.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 import sys
@@ -286,13 +287,55 @@ _Job = tuple[RequestHandler, RequestReceived, "anyio.CancelScope | None"]
 
 
 class _Waiter(Generic[R]):
-    __slots__ = ("error", "event", "progress", "result")
+    __slots__ = ("error", "event", "finished", "progress", "result", "timed_out")
 
     def __init__(self, progress: ProgressCallback | None, event: anyio.Event) -> None:
         self.event = event
         self.result: R | None = None
         self.error: McpError | None = None
         self.progress = progress
+        self.timed_out = False
+        self.finished = False  # the request returned or raised: its deadline no longer matters
+
+
+class _Deadlines:
+    """The deadlines of requests sent and waiting for their answers, kept by one task of the
+    session instead of a timer per request (a cancel scope with a deadline costs a quarter of
+    a quick request on the client side). When one passes, its waiter is marked as timed out
+    and woken. Entries of finished requests are dropped when they come first, or all at once
+    when they outnumber the waiting ones, so memory stays bounded by the requests in flight."""
+
+    __slots__ = ("heap", "next_at", "seq", "wake")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, _Waiter[Any]]] = []
+        self.seq = 0
+        self.next_at = math.inf  # when the task wakes up next
+        self.wake: anyio.Event | None = None
+
+    def add(self, deadline: float, waiter: _Waiter[Any], waiting: int) -> None:
+        heap = self.heap
+        if len(heap) >= 64 and len(heap) > 2 * waiting:
+            heap[:] = [entry for entry in heap if not entry[2].finished]
+            heapq.heapify(heap)
+        self.seq += 1
+        heapq.heappush(heap, (deadline, self.seq, waiter))
+        if deadline < self.next_at and self.wake is not None:
+            self.wake.set()
+
+    async def run(self, session: Session) -> None:
+        heap = self.heap
+        while True:
+            now = anyio.current_time()
+            while heap and (heap[0][0] <= now or heap[0][2].finished):
+                waiter = heapq.heappop(heap)[2]
+                if not waiter.finished and not waiter.event.is_set():
+                    waiter.timed_out = True
+                    waiter.event.set()
+            self.next_at = heap[0][0] if heap else math.inf
+            self.wake = wake = session._new_event()
+            with session._new_scope(self.next_at):
+                await wake.wait()
 
 
 @coroutine
@@ -346,6 +389,8 @@ class Session:
     __slots__ = (
         "_active",
         "_closed",
+        "_deadlines",
+        "_event_type",
         "_finished",
         "_handlers",
         "_idle_workers",
@@ -357,7 +402,6 @@ class Session:
         "_ready",
         "_ready_event",
         "_scope_type",
-        "_event_type",
         "_spawn",
         "_task_group",
         "_turns",
@@ -433,6 +477,7 @@ class Session:
         self._spawn: Spawn | None = None
         self._scope_type: type[anyio.CancelScope] | None = None
         self._event_type: type[anyio.Event] | None = None
+        self._deadlines: _Deadlines | None = None
         # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
         self._closed = False
         self._finished: anyio.Event | None = None
@@ -648,6 +693,14 @@ class Session:
             self._drop(job[1].id, scope)  # cancelled while it waited
         self._active -= 1
         return None
+
+    def _new_event(self) -> anyio.Event:
+        event_type = self._event_type
+        if event_type is None:
+            event = anyio.Event()
+            self._event_type = type(event)
+            return event
+        return event_type()  # the backend's class, called directly (see _new_scope)
 
     def _new_scope(self, deadline: float = math.inf) -> anyio.CancelScope:
         # The backend's own class, called directly: anyio.CancelScope() looks the backend up
@@ -963,13 +1016,7 @@ class Session:
         sends ``notifications/cancelled`` to the peer."""
         if self._closed:
             raise McpError(CONNECTION_CLOSED, _SESSION_CLOSED)
-        event_type = self._event_type
-        if event_type is None:
-            event = anyio.Event()
-            self._event_type = type(event)
-        else:
-            event = event_type()  # the backend's class, called directly (see _new_scope)
-        waiter: _Waiter[R] = _Waiter(progress, event)
+        waiter: _Waiter[R] = _Waiter(progress, self._new_event())
         ident, data = self.connection.start_request(spec, params, progress=progress is not None)
         if progress is not None:
             if self._progress is None:
@@ -977,14 +1024,26 @@ class Session:
             self._progress[ident] = waiter
         self._waiters[ident] = waiter
         limit = self.request_timeout if timeout is None else timeout
-        # The backend's scope class with a deadline: what anyio.fail_after() makes, without its
-        # backend look-ups (a few microseconds a request).
-        scope = self._new_scope(math.inf if limit is None else anyio.current_time() + limit)
+        deadline = math.inf if limit is None else anyio.current_time() + limit
         try:
-            with scope:
-                await self.transport.send(data, related)
+            send_nowait = getattr(self.transport, "send_nowait", None)
+            if self._workers is not None and send_nowait is not None and send_nowait(data):
+                # Sent already: only the wait remains, and the deadlines task times it.
+                if limit is not None:
+                    deadlines = self._deadlines
+                    if deadlines is None:
+                        deadlines = self._deadlines = _Deadlines()
+                        self._workers.start_soon(deadlines.run, self, name="mcpbind request deadlines")
+                    deadlines.add(deadline, waiter, len(self._waiters))
                 await waiter.event.wait()
-            if scope.cancelled_caught:
+            else:
+                # The send may wait too: one scope with the deadline covers both.
+                scope = self._new_scope(deadline)
+                with scope:
+                    await self.transport.send(data, related)
+                    await waiter.event.wait()
+                waiter.timed_out = scope.cancelled_caught
+            if waiter.timed_out:
                 await self._cancel_remote(ident, "timed out")
                 raise McpError(REQUEST_TIMEOUT, f"Request {spec.method} timed out after {limit} s")
         except anyio.get_cancelled_exc_class():
@@ -993,6 +1052,7 @@ class Session:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise McpError(CONNECTION_CLOSED, _SESSION_CLOSED) from None
         finally:
+            waiter.finished = True
             self._waiters.pop(ident, None)
             if self._progress is not None:
                 self._progress.pop(ident, None)

@@ -223,6 +223,10 @@ class _SendLock:
                 waiters.remove(turn)
             raise
 
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
     def release(self) -> None:
         if self._waiters:
             self._waiters.popleft().set()  # it stays taken, by the first waiting
@@ -325,6 +329,25 @@ class StdioTransport:
         finally:
             lock.release()
 
+    def send_nowait(self, message: bytes) -> bool:
+        """Write the message and its newline whole, now, or write nothing and return ``False``:
+        when another send is in progress, the stream cannot write without waiting, or the line
+        is longer than ``PIPE_BUF`` (only that much is written whole or not at all)."""
+        write_whole = getattr(self._send_stream, "write_whole_nowait", None)
+        if (
+            write_whole is None
+            or self._closed
+            or self._send_torn
+            or self._send_lock.busy
+            or len(message) >= _PIPE_BUF
+            or b"\n" in message
+        ):
+            return False
+        try:
+            return bool(write_whole(message + b"\n"))
+        except OSError:
+            return False  # send() meets the error again and says it properly
+
     async def aclose(self) -> None:
         if self._closed:
             return
@@ -354,6 +377,13 @@ def _pollable(fd: int) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
+def _is_fifo(fd: int) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def _read_blocking(fd: int, max_bytes: int) -> bytes:
@@ -610,6 +640,7 @@ class _FdSendStream(ByteSendStream):
         if self._poller is not None:
             self._poller.register(fd, select.POLLOUT)
         self._nowait = self._poll and not owned and _RWF_NOWAIT is not None
+        self._fifo = _is_fifo(fd)
         self._closed = False
 
     def _write_now(self, view: memoryview) -> int:
@@ -635,6 +666,13 @@ class _FdSendStream(ByteSendStream):
             return os.write(self._fd, view[:_PIPE_BUF])
         except BlockingIOError:
             return 0
+
+    def write_whole_nowait(self, data: bytes) -> bool:
+        """Write ``data`` (at most ``PIPE_BUF`` bytes, which a pipe takes whole or not at all)
+        if that needs no waiting; ``False`` if nothing was written."""
+        if self._closed or not self._fifo or not self._poll or len(data) > _PIPE_BUF:
+            return False
+        return self._write_now(memoryview(data)) > 0
 
     async def send(self, item: bytes) -> None:
         if self._closed:

@@ -38,6 +38,10 @@ class Transport(Protocol):
     itself) or was sent while handling (progress, logging, a sampling request). Both are left
     unset for everything else. Transports with one channel (stdio, memory) ignore them.
 
+    A transport may also offer ``send_nowait(message) -> bool``: send the whole message now,
+    without waiting for anything, or send nothing and return ``False`` (stdio and memory do;
+    a session then needs no timer around the send of a request).
+
     ``receive`` raises ``anyio.EndOfStream`` once the peer has closed its side (and
     ``anyio.ClosedResourceError`` after our own ``aclose``), and ``MessageTooLarge`` for a message
     over the limit. ``send`` raises ``anyio.BrokenResourceError`` or
