@@ -418,21 +418,25 @@ class Codec:
         two-stage path, so errors and their codes are exactly those of :meth:`decode`,
         :meth:`request_params` and :meth:`notification_params`.
         """
-        try:
-            typed: Any = self._one_pass.decode(data)  # a per-method TypedRequest/TypedNotification
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            pass
-        else:
-            # Members msgspec skipped are not checked for UTF-8, and a message with ``method``
-            # must have neither ``result`` nor ``error``: anything odd takes the slow path.
-            if (
-                not typed._stray
-                and not typed._stray_error
-                and (isinstance(typed, TypedRequest) or typed.id is UNSET)
-            ):
-                _check_utf8(data)
-                result: TypedRequest | TypedNotification = typed
-                return result
+        typed: Any = None
+        # Without a ``"method"`` member it is no request nor notification: a response goes
+        # straight to the two-stage path instead of failing a whole pass first.
+        if isinstance(data, memoryview) or b'"method"' in data:
+            try:
+                typed = self._one_pass.decode(data)  # a per-method TypedRequest/TypedNotification
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                typed = None
+        # Members msgspec skipped are not checked for UTF-8, and a message with ``method``
+        # must have neither ``result`` nor ``error``: anything odd takes the slow path.
+        if (
+            typed is not None
+            and not typed._stray
+            and not typed._stray_error
+            and (isinstance(typed, TypedRequest) or typed.id is UNSET)
+        ):
+            _check_utf8(data)
+            result: TypedRequest | TypedNotification = typed
+            return result
         message = self.decode(data)
         if isinstance(message, list):
             out: list[TypedIncoming | WireError] = []
