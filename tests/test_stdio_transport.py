@@ -242,6 +242,49 @@ async def test_transport_round_trip_over_memory_streams() -> None:
 
 
 @pytest.mark.anyio
+async def test_answers_to_a_burst_leave_in_one_write_and_in_order() -> None:
+    async with memory_transport() as (transport, chunks_in, bytes_out):
+        await chunks_in.send(b"".join(b'{"id":%d}\n' % i for i in range(5)))
+        for i in range(5):
+            assert await transport.receive() == b'{"id":%d}' % i
+            await transport.send(b'{"answer":%d}' % i, i, True)
+        # The last line of the burst was handed out: its answer went at once, with the others.
+        assert await bytes_out.receive() == b"".join(b'{"answer":%d}\n' % i for i in range(5))
+        # A message that is not a response is never held back, and takes what was held with it.
+        await chunks_in.send(b'{"id":5}\n{"id":6}\n')
+        assert await transport.receive() == b'{"id":5}'
+        await transport.send(b'{"answer":5}', 5, True)
+        await transport.send(b'{"note":1}')
+        assert await bytes_out.receive() == b'{"answer":5}\n{"note":1}\n'
+        # What is held back goes out before receive() waits for more input.
+        assert await transport.receive() == b'{"id":6}'
+        await chunks_in.send(b'{"id":7}\n{"id":8}\n')
+        assert await transport.receive() == b'{"id":7}'
+        await transport.send(b'{"answer":7}', 7, True)
+        assert await transport.receive() == b'{"id":8}'
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(transport.receive)
+            assert await bytes_out.receive() == b'{"answer":7}\n'
+            tg.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_held_back_answers_are_written_on_close_and_not_past_batch_bytes() -> None:
+    async with memory_transport() as (transport, chunks_in, bytes_out):
+        transport.batch_bytes = 30
+        await chunks_in.send(b'{"id":1}\n{"id":2}\n{"id":3}\n{"id":4}\n')
+        assert await transport.receive() == b'{"id":1}'
+        await transport.send(b'{"answer":"' + b"a" * 10 + b'"}', 1, True)  # 24 bytes: held
+        assert await transport.receive() == b'{"id":2}'
+        await transport.send(b'{"answer":"' + b"b" * 10 + b'"}', 2, True)  # past 30: both go
+        assert await bytes_out.receive() == b'{"answer":"aaaaaaaaaa"}\n{"answer":"bbbbbbbbbb"}\n'
+        assert await transport.receive() == b'{"id":3}'
+        await transport.send(b'{"answer":3}', 3, True)
+        await transport.aclose()
+        assert await bytes_out.receive() == b'{"answer":3}\n'
+
+
+@pytest.mark.anyio
 async def test_transport_end_of_stream_after_final_line() -> None:
     async with memory_transport() as (transport, chunks_in, _):
         await chunks_in.send(b"one\ntwo")

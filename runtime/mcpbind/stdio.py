@@ -126,6 +126,11 @@ class LineFramer:
         """Bytes held that no ``next_line()`` has returned yet."""
         return len(self._buffer) - self._start
 
+    def has_line(self) -> bool:
+        """Whether a complete line is buffered (``next_line()`` would return it without more
+        data)."""
+        return self._buffer.find(b"\n", self._start) >= 0
+
     def feed(self, data: bytes) -> None:
         if self._eof:
             raise RuntimeError("feed() after feed_eof()")
@@ -248,6 +253,14 @@ class StdioTransport:
     (one read of up to 64 KiB can hold hundreds of messages); it checks for cancellation and
     waits only when it has to read. Likewise an uncontended ``send()`` yields only if the
     stream makes it wait.
+
+    Responses (``send(..., final=True)``) sent while more received lines wait to be handed out
+    are held back, up to ``batch_bytes``, and written with the next message that is not held:
+    the answers to a burst of requests that came in one read leave in one write, rather than
+    one write (and one wake-up of the peer) each. Anything else (a request, a notification, a
+    response once no line waits) is written at once, after what was held back, so order is
+    kept; ``receive()`` writes what is held before it waits for input, and so does
+    :meth:`aclose`. ``batch_bytes=0`` holds nothing back.
     """
 
     def __init__(
@@ -255,11 +268,17 @@ class StdioTransport:
         receive_stream: ByteReceiveStream,
         send_stream: ByteSendStream,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        batch_bytes: int = 65536,
     ) -> None:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
         self._framer = LineFramer(max_message_size)
         self._send_lock = _SendLock()
+        self.batch_bytes = batch_bytes
+        # Between handing out a line and waiting for more input, sends are held back here.
+        self._batching = False
+        self._pending: list[bytes] = []
+        self._pending_size = 0
         self._closed = False
         # A send was interrupted and may have left half a line on the wire.
         self._send_torn = False
@@ -278,7 +297,11 @@ class StdioTransport:
                 raise anyio.ClosedResourceError
             line = framer.next_line()
             if line is not None:
+                self._batching = framer.has_line()
                 return line
+            self._batching = False
+            if self._pending:
+                await self._flush()  # what was held back goes before this side waits
             if framer.eof:
                 raise anyio.EndOfStream
             # Before reading: a cancellation here leaves every byte buffered.
@@ -312,6 +335,29 @@ class StdioTransport:
         if b"\n" in message:
             raise ValueError("a stdio message must not contain a newline")
         data = message + b"\n"
+        if (
+            final
+            and self._batching
+            and not self._closed
+            and self._pending_size + len(data) <= self.batch_bytes
+        ):
+            self._pending.append(data)
+            self._pending_size += len(data)
+            return
+        if self._pending:
+            data = self._take_pending() + data
+        await self._write(data)
+
+    def _take_pending(self) -> bytes:
+        data = b"".join(self._pending)
+        self._pending.clear()
+        self._pending_size = 0
+        return data
+
+    async def _flush(self) -> None:
+        await self._write(self._take_pending())
+
+    async def _write(self, data: bytes) -> None:
         lock = self._send_lock
         await lock.acquire()
         try:
@@ -338,6 +384,8 @@ class StdioTransport:
             write_whole is None
             or self._closed
             or self._send_torn
+            or self._batching
+            or self._pending
             or self._send_lock.busy
             or len(message) >= _PIPE_BUF
             or b"\n" in message
@@ -348,11 +396,21 @@ class StdioTransport:
         except OSError:
             return False  # send() meets the error again and says it properly
 
+    async def _flush_before_close(self) -> None:
+        """Write what is held back, if the peer takes it within a second."""
+        if self._pending:
+            with anyio.move_on_after(1.0):
+                try:
+                    await self._flush()
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    pass
+
     async def aclose(self) -> None:
         if self._closed:
             return
-        self._closed = True
         with anyio.CancelScope(shield=True):
+            await self._flush_before_close()
+            self._closed = True
             try:
                 await self._send_stream.aclose()
             finally:
@@ -800,9 +858,10 @@ class StdioClientTransport(StdioTransport):
             await self._shutdown_done.wait()
             return
         self._shutdown_started = True
-        self._closed = True
         try:
             with anyio.CancelScope(shield=True):
+                await self._flush_before_close()
+                self._closed = True
                 await self._shutdown()
         finally:
             self._shutdown_done.set()
