@@ -15,6 +15,7 @@ import heapq
 import logging
 import math
 import sys
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from types import CoroutineType, TracebackType, coroutine
@@ -303,7 +304,9 @@ class _Deadlines:
     session instead of a timer per request (a cancel scope with a deadline costs a quarter of
     a quick request on the client side). When one passes, its waiter is marked as timed out
     and woken. Entries of finished requests are dropped when they come first, or all at once
-    when they outnumber the waiting ones, so memory stays bounded by the requests in flight."""
+    when they outnumber the waiting ones, so memory stays bounded by the requests in flight.
+    Deadlines are on ``time.monotonic()`` (the event loop's clock costs more to read), and the
+    task sleeps for the time left."""
 
     __slots__ = ("heap", "next_at", "seq", "wake")
 
@@ -326,7 +329,7 @@ class _Deadlines:
     async def run(self, session: Session) -> None:
         heap = self.heap
         while True:
-            now = anyio.current_time()
+            now = time.monotonic()
             while heap and (heap[0][0] <= now or heap[0][2].finished):
                 waiter = heapq.heappop(heap)[2]
                 if not waiter.finished and not waiter.event.is_set():
@@ -334,7 +337,7 @@ class _Deadlines:
                     waiter.event.set()
             self.next_at = heap[0][0] if heap else math.inf
             self.wake = wake = session._new_event()
-            with session._new_scope(self.next_at):
+            with anyio.move_on_after(self.next_at - now):
                 await wake.wait()
 
 
@@ -1024,7 +1027,6 @@ class Session:
             self._progress[ident] = waiter
         self._waiters[ident] = waiter
         limit = self.request_timeout if timeout is None else timeout
-        deadline = math.inf if limit is None else anyio.current_time() + limit
         try:
             send_nowait = getattr(self.transport, "send_nowait", None)
             if self._workers is not None and send_nowait is not None and send_nowait(data):
@@ -1034,11 +1036,11 @@ class Session:
                     if deadlines is None:
                         deadlines = self._deadlines = _Deadlines()
                         self._workers.start_soon(deadlines.run, self, name="mcpbind request deadlines")
-                    deadlines.add(deadline, waiter, len(self._waiters))
+                    deadlines.add(time.monotonic() + limit, waiter, len(self._waiters))
                 await waiter.event.wait()
             else:
                 # The send may wait too: one scope with the deadline covers both.
-                scope = self._new_scope(deadline)
+                scope = self._new_scope(math.inf if limit is None else anyio.current_time() + limit)
                 with scope:
                     await self.transport.send(data, related)
                     await waiter.event.wait()
