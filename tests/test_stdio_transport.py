@@ -6,6 +6,7 @@ Child processes come from tests/stdio_peers.py.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -528,6 +529,31 @@ async def test_pipe_send_nowait_writes_a_whole_line_or_nothing(fd_mode: str) -> 
             assert received == [fill] * sent  # whole lines, none torn by a refused one
             assert a.send_nowait(b'{"n":3}')
             assert await b.receive() == b'{"n":3}'
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(stdio_module._RWF_NOWAIT is None, reason="no RWF_NOWAIT on this platform")
+async def test_pipe_writes_fall_back_when_rwf_nowait_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An older kernel refuses RWF_NOWAIT on pipes (EOPNOTSUPP): the first write finds out and
+    # every write from then on polls and writes PIPE_BUF pieces; nothing is lost or doubled.
+    calls: list[int] = []
+
+    def refuse(fd: int, buffers: object, offset: int, flags: int = 0) -> int:
+        calls.append(fd)
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(os, "pwritev", refuse)
+    big = b'{"data":"' + b"q" * 300_000 + b'"}'
+    with crossed_pipes() as pipes, anyio.fail_after(10):
+        async with pipe_transports(pipes) as (a, b):
+            assert a.send_nowait(b'{"n":1}')
+            await a.send(b'{"n":2}')
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(a.send, big)
+                assert await b.receive() == b'{"n":1}'
+                assert await b.receive() == b'{"n":2}'
+                assert await b.receive() == big
+    assert len(calls) == 1  # asked once, then not again
 
 
 @pytest.mark.anyio
