@@ -94,26 +94,31 @@ class _ErrorAnswer(msgspec.Struct):
 SCHEMA = _InputSchema({"text": _Property("string", "What to say back")}, ["text"])
 
 
-def serve(extra_tools: int = 0) -> None:
-    decode = msgspec.json.Decoder(_Incoming).decode
-    decode_call = msgspec.json.Decoder(_CallParams).decode
-    decode_init = msgspec.json.Decoder(_InitParams).decode
-    encode = msgspec.json.Encoder().encode
-    names = ["echo", *(f"tool_{i}" for i in range(extra_tools))]
-    known = frozenset(names)
-    # The listing is encoded once: the least a server can do for a list that does not change.
-    tools = msgspec.Raw(encode(_ToolsOut([_Tool(name, "Says the text back.", SCHEMA) for name in names])))
-    capabilities: dict[str, Any] = {"tools": {}}
-    server_info = {"name": "raw-floor", "version": "0.1.0"}
-    empty: dict[str, Any] = {}
-    pending: list[bytes] = []  # the start of a line whose end has not arrived
-    while True:
-        chunk = os.read(0, 1 << 16)
-        if not chunk:
-            return
+class Answerer:
+    """The floor's protocol, without I/O: ``feed()`` the bytes read, get the answers to every
+    whole line among them (each followed by a newline), ``b""`` if there are none."""
+
+    def __init__(self, extra_tools: int = 0) -> None:
+        self._decode = msgspec.json.Decoder(_Incoming).decode
+        self._decode_call = msgspec.json.Decoder(_CallParams).decode
+        self._decode_init = msgspec.json.Decoder(_InitParams).decode
+        self._encode = msgspec.json.Encoder().encode
+        names = ["echo", *(f"tool_{i}" for i in range(extra_tools))]
+        self._known = frozenset(names)
+        # The listing is encoded once: the least a server can do for a list that does not change.
+        self._tools = msgspec.Raw(
+            self._encode(_ToolsOut([_Tool(name, "Says the text back.", SCHEMA) for name in names]))
+        )
+        self._capabilities: dict[str, Any] = {"tools": {}}
+        self._server_info = {"name": "raw-floor", "version": "0.1.0"}
+        self._empty: dict[str, Any] = {}
+        self._pending: list[bytes] = []  # the start of a line whose end has not arrived
+
+    def feed(self, chunk: bytes) -> bytes:
+        pending = self._pending
         if b"\n" not in chunk:
             pending.append(chunk)
-            continue
+            return b""
         if pending:
             pending.append(chunk)
             chunk = b"".join(pending)
@@ -125,38 +130,48 @@ def serve(extra_tools: int = 0) -> None:
         for line in lines:
             answer: _Answer | _ErrorAnswer
             try:
-                msg = decode(line)
+                msg = self._decode(line)
                 if msg.id is None:
                     continue  # a notification
                 method = msg.method
                 if method == "tools/call":
-                    params = decode_call(msg.params)
-                    if params.name in known:
+                    params = self._decode_call(msg.params)
+                    if params.name in self._known:
                         answer = _Answer(msg.id, _ResultOut([_TextOut(params.arguments.text)]))
                     else:
                         answer = _ErrorAnswer(msg.id, _ErrorBody(-32602, f"Unknown tool: {params.name}"))
                 elif method == "tools/list":
-                    answer = _Answer(msg.id, tools)
+                    answer = _Answer(msg.id, self._tools)
                 elif method == "initialize":
-                    version = decode_init(msg.params).protocolVersion
+                    version = self._decode_init(msg.params).protocolVersion
                     result = {
                         "protocolVersion": version,
-                        "capabilities": capabilities,
-                        "serverInfo": server_info,
+                        "capabilities": self._capabilities,
+                        "serverInfo": self._server_info,
                     }
                     answer = _Answer(msg.id, result)
                 elif method == "ping":
-                    answer = _Answer(msg.id, empty)
+                    answer = _Answer(msg.id, self._empty)
                 else:
                     answer = _ErrorAnswer(msg.id, _ErrorBody(-32601, f"Method not found: {method}"))
             except msgspec.DecodeError as exc:
                 answer = _ErrorAnswer(None, _ErrorBody(-32700, str(exc)))
-            answers.append(encode(answer))
-        if answers:
-            answers.append(b"")
-            out = memoryview(b"\n".join(answers))
-            while out:
-                out = out[os.write(1, out) :]
+            answers.append(self._encode(answer))
+        if not answers:
+            return b""
+        answers.append(b"")
+        return b"\n".join(answers)
+
+
+def serve(extra_tools: int = 0) -> None:
+    answerer = Answerer(extra_tools)
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            return
+        out = memoryview(answerer.feed(chunk))
+        while out:
+            out = out[os.write(1, out) :]
 
 
 def main(argv: list[str] | None = None) -> None:
