@@ -7,7 +7,7 @@ it. No anyio, no tasks, no MCP framework: the gap between this and the blocking 
 event loop's own cost per wake-up, which every asyncio server pays (mcpbind, the official SDK,
 FastMCP), and the gap between this and mcpbind is mcpbind's.
 
-    python bench/asyncio_floor_server.py [--tools N]
+    python bench/asyncio_floor_server.py [--tools N] [--pin-cpu N]
 
 Used by hand (``bench/stdio.py`` drives it as the ``asyncio-floor`` server); see bench/README.md.
 """
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: bench.raw_floor_server is imported from the root
     sys.path.insert(0, str(ROOT))
 
-from bench.raw_floor_server import Answerer  # noqa: E402
+from bench.raw_floor_server import Answerer, parse_options  # noqa: E402
 
 
 async def serve(extra_tools: int) -> None:
@@ -65,15 +65,7 @@ async def serve(extra_tools: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    extra_tools = 0
-    while args:
-        flag, value, *args = args
-        if flag == "--tools":
-            extra_tools = int(value)
-        else:
-            raise SystemExit(f"asyncio_floor_server.py: unknown option {flag} (takes --tools N)")
-    asyncio.run(serve(extra_tools))
+    asyncio.run(serve(parse_options(argv, "asyncio_floor_server.py")))
 
 
 if __name__ == "__main__":

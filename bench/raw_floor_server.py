@@ -174,7 +174,8 @@ def serve(extra_tools: int = 0) -> None:
             out = out[os.write(1, out) :]
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_options(argv: list[str] | None, script: str) -> int:
+    """The options of the floor servers: ``--tools N`` (returned) and ``--pin-cpu N`` (done)."""
     args = sys.argv[1:] if argv is None else argv
     extra_tools = 0
     while args:
@@ -184,8 +185,12 @@ def main(argv: list[str] | None = None) -> None:
         elif flag == "--pin-cpu":
             os.sched_setaffinity(0, {int(value)})
         else:
-            raise SystemExit(f"raw_floor_server.py: unknown option {flag} (takes --tools N, --pin-cpu N)")
-    serve(extra_tools)
+            raise SystemExit(f"{script}: unknown option {flag} (takes --tools N, --pin-cpu N)")
+    return extra_tools
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(parse_options(argv, "raw_floor_server.py"))
 
 
 if __name__ == "__main__":
