@@ -304,8 +304,9 @@ class StdioTransport:
                 await self._flush()  # what was held back goes before this side waits
             if framer.eof:
                 raise anyio.EndOfStream
-            # Before reading: a cancellation here leaves every byte buffered.
-            await checkpoint_if_cancelled()
+            # A cancellation before or while waiting to read leaves every byte buffered: the
+            # stream's receive() is where it lands (our streams' receive() is a cancellation
+            # point before it takes anything).
             self._reading = True
             try:
                 chunk = None
@@ -314,6 +315,7 @@ class StdioTransport:
                     # readable without a trip through the event loop.
                     receive_ready = getattr(self._receive_stream, "receive_ready", None)
                     if receive_ready is not None:
+                        await checkpoint_if_cancelled()
                         chunk = receive_ready(_READ_SIZE)
                 if chunk is None:
                     chunk = await self._receive_stream.receive(_READ_SIZE)
