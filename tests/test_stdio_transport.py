@@ -557,6 +557,51 @@ async def test_pipe_writes_fall_back_when_rwf_nowait_is_refused(monkeypatch: pyt
 
 
 @pytest.mark.anyio
+async def test_pipe_receive_waits_without_blocking_the_loop(fd_mode: str) -> None:
+    # The descriptor is not non-blocking: a wake-up for data that was already read must not
+    # end in a read that blocks the event loop (the next line comes from a thread, later).
+    ticks = 0
+    with crossed_pipes() as pipes, anyio.fail_after(10):
+        async with pipe_transports(pipes) as (a, b):
+            writer = threading.Timer(0.3, lambda: os.write(pipes.a_out, b'{"n":2}\n'))
+            got: list[bytes] = []
+
+            async def receive_two() -> None:
+                # Back to back, as a session's reader does: the second wait starts right after
+                # the first line was read, while the loop may still report that data.
+                got.append(await b.receive())
+                writer.start()
+                got.append(await b.receive())
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive_two)
+                await anyio.sleep(0.05)
+                await a.send(b'{"n":1}')
+                while len(got) < 2:
+                    ticks += 1
+                    await anyio.sleep(0.01)
+            writer.join()
+    assert got == [b'{"n":1}', b'{"n":2}']
+    assert ticks >= 10
+
+
+@pytest.mark.anyio
+async def test_pipe_unread_data_does_not_spin_the_loop(fd_mode: str) -> None:
+    # Data arrives while nobody is receiving (the session is busy elsewhere): the event loop
+    # must not keep reporting it, burning a CPU until someone reads.
+    with crossed_pipes() as pipes, anyio.fail_after(10):
+        async with pipe_transports(pipes) as (a, b):
+            await a.send(b'{"n":1}')
+            assert await b.receive() == b'{"n":1}'
+            await a.send(b'{"n":2}')
+            started = time.process_time()
+            await anyio.sleep(0.3)
+            spent = time.process_time() - started
+            assert await b.receive() == b'{"n":2}'
+    assert spent < 0.15
+
+
+@pytest.mark.anyio
 async def test_pipe_concurrent_senders_do_not_interleave(fd_mode: str) -> None:
     messages = {b'{"n":%02d,"pad":"' % i + bytes([65 + i % 26]) * 100_000 + b'"}' for i in range(50)}
     received: list[bytes] = []

@@ -17,6 +17,7 @@ Four pieces:
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import queue
@@ -28,7 +29,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -593,6 +594,74 @@ async def _wait_thread_event(event: threading.Event) -> None:
         await checkpoint_if_cancelled()
 
 
+class _AsyncioWatch:
+    """Waits for a descriptor to be readable on an asyncio loop, staying registered with the
+    loop between waits: anyio's ``wait_readable`` adds and removes the reader for each wait,
+    two ``epoll_ctl`` calls and the selector's bookkeeping per message.
+
+    The loop reports the descriptor for as long as data is unread, so a report with nobody
+    waiting is expected once (the reader was woken and has not read yet); after two in a row
+    (nobody reads: the session is busy elsewhere) the watch unregisters until the next wait.
+    """
+
+    __slots__ = ("_fd", "_idle_reports", "_loop", "_waiter", "_watching")
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+        self._fd = fd
+        self._loop = loop
+        self._waiter: asyncio.Future[None] | None = None
+        self._watching = False
+        self._idle_reports = 0
+
+    def _readable(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            self._idle_reports = 0
+            if not waiter.done():
+                waiter.set_result(None)
+            return
+        self._idle_reports += 1
+        if self._idle_reports >= 2:
+            self._loop.remove_reader(self._fd)
+            self._watching = False
+
+    def stale(self) -> bool:
+        """Whether this watch belongs to an event loop that is not the one running now."""
+        return asyncio._get_running_loop() is not self._loop
+
+    async def wait(self) -> None:
+        if self._waiter is not None:
+            raise anyio.BusyResourceError("reading from")
+        waiter = self._waiter = self._loop.create_future()
+        if not self._watching:
+            self._loop.add_reader(self._fd, self._readable)
+            self._watching = True
+            self._idle_reports = 0
+        try:
+            await waiter
+        finally:
+            if self._waiter is waiter:
+                self._waiter = None
+
+    def close(self) -> None:
+        if self._watching:
+            self._loop.remove_reader(self._fd)
+            self._watching = False
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(anyio.ClosedResourceError())
+
+
+def _watcher(fd: int) -> _AsyncioWatch | Literal[False]:
+    """An :class:`_AsyncioWatch` when anyio runs on asyncio here, else ``False`` (anyio's
+    ``wait_readable`` then, e.g. on trio)."""
+    loop = asyncio._get_running_loop()
+    if loop is None or type(anyio.Event()).__module__ != "anyio._backends._asyncio":
+        return False
+    return _AsyncioWatch(fd, loop)
+
+
 class _FdReceiveStream(ByteReceiveStream):
     """Reads a file descriptor it does not own: polled by the event loop, else in a thread.
 
@@ -612,6 +681,7 @@ class _FdReceiveStream(ByteReceiveStream):
         self._poller = select.poll() if self._poll and not owned and hasattr(select, "poll") else None
         if self._poller is not None:
             self._poller.register(fd, select.POLLIN)
+        self._watch: _AsyncioWatch | Literal[False] | None = None  # None: not decided yet
         self._closed = False
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
@@ -630,7 +700,15 @@ class _FdReceiveStream(ByteReceiveStream):
                 break
             assert _wait_readable is not None
             try:
-                await _wait_readable(self._fd)
+                watch = self._watch
+                if watch is None or (watch is not False and watch.stale()):
+                    watch = self._watch = _watcher(self._fd)
+                if watch is not False:
+                    await watch.wait()
+                    if self._poller is not None and not self._poller.poll(0):
+                        continue  # a report of data someone already read: wait again
+                else:
+                    await _wait_readable(self._fd)
             except (OSError, NotImplementedError):
                 if self._polled:
                     raise
@@ -668,6 +746,8 @@ class _FdReceiveStream(ByteReceiveStream):
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
+            if self._watch:
+                self._watch.close()
             if self._poll and _notify_closing is not None:
                 _notify_closing(self._fd)  # wake a receive() waiting on the descriptor
             if self._threaded is not None:
