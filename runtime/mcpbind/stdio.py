@@ -17,7 +17,6 @@ Four pieces:
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import os
 import queue
@@ -29,7 +28,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -38,6 +37,9 @@ from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.wire import RequestId
+
+if TYPE_CHECKING:
+    import asyncio  # imported only where the backend is asyncio (it costs trio a start-up)
 
 __all__ = [
     "LineFramer",
@@ -628,7 +630,7 @@ class _AsyncioWatch:
 
     def stale(self) -> bool:
         """Whether this watch belongs to an event loop that is not the one running now."""
-        return asyncio._get_running_loop() is not self._loop
+        return sys.modules["asyncio"]._get_running_loop() is not self._loop
 
     async def wait(self) -> None:
         if self._waiter is not None:
@@ -656,7 +658,8 @@ class _AsyncioWatch:
 def _watcher(fd: int) -> _AsyncioWatch | Literal[False]:
     """An :class:`_AsyncioWatch` when anyio runs on asyncio here, else ``False`` (anyio's
     ``wait_readable`` then, e.g. on trio)."""
-    loop = asyncio._get_running_loop()
+    asyncio_module = sys.modules.get("asyncio")  # not imported: the loop is not asyncio's
+    loop = None if asyncio_module is None else asyncio_module._get_running_loop()
     if loop is None or type(anyio.Event()).__module__ != "anyio._backends._asyncio":
         return False
     return _AsyncioWatch(fd, loop)
