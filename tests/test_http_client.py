@@ -206,6 +206,22 @@ async def test_get_stream_delivers_server_notifications_and_is_resumed() -> None
     assert all(g.headers["accept"] == "text/event-stream" for g in gets)
 
 
+async def test_the_get_stream_is_open_before_the_first_request_after_initialize() -> None:
+    # A server may take a GET that arrives after a request for a reconnection (the conformance
+    # suite's sse-retry scenario does): the client's listener GET must come first.
+    fake = FakeServer()
+    fake.get_handler = lambda seen: Sse([event(None, id="g0"), HOLD])
+    async with connect(fake) as (session, _):
+        await session.list_tools()
+    order = [(s.method, s.rpc_method) for s in fake.seen if s.method != "DELETE"]
+    assert order[:4] == [
+        ("POST", "initialize"),
+        ("POST", "notifications/initialized"),
+        ("GET", None),
+        ("POST", "tools/list"),
+    ]
+
+
 async def test_get_405_is_tolerated_and_not_retried() -> None:
     fake = FakeServer()
     async with connect(fake, reconnect_delay=0.01) as (session, _):

@@ -99,6 +99,10 @@ _ERROR_BODY_LIMIT = 4096
 _QUEUE_SIZE = 1024
 
 
+# How long opening the GET stream may hold up the send of notifications/initialized.
+_GET_OPEN_WAIT = 1.0
+
+
 class HTTPTransportError(Exception):
     """The first initialize POST got an HTTP 4xx status: probably no Streamable HTTP server.
 
@@ -408,7 +412,7 @@ class StreamableHTTPTransport(QueuedReceive):
             if not isinstance(envelope.method, str) or not isinstance(envelope.id, int | str):
                 # A notification or a response: accepted, nothing comes back.
                 if envelope.method == "notifications/initialized":
-                    self._start_get_stream()
+                    await self._open_get_stream()
                 return
             ident = envelope.id
             media = _media_type(response)
@@ -559,20 +563,32 @@ class StreamableHTTPTransport(QueuedReceive):
         if failure is not None and not position.answered:
             await self._fail_request(ident, failure)
 
-    def _start_get_stream(self) -> None:
+    async def _open_get_stream(self) -> None:
+        """Open the GET stream in the background, and wait (up to ``_GET_OPEN_WAIT`` seconds)
+        until the server has answered its GET: requests sent after this then reach the server
+        after the GET, in the order a client's listener is expected (a server may take a GET
+        that comes later for a reconnection)."""
         if self._get_stream is not None:
             self._get_stream.cancel()
         scope = anyio.CancelScope()
         self._get_stream = scope
-        self._tasks.start_soon(self._background, self._get_stream_task, scope)
+        opened = anyio.Event()
+        self._tasks.start_soon(self._background, self._get_stream_task, scope, opened)
+        with anyio.move_on_after(_GET_OPEN_WAIT):
+            await opened.wait()
 
-    async def _get_stream_task(self, scope: anyio.CancelScope) -> None:
-        with scope:
-            failure = await self._resume(_StreamPosition(None), connect_at_once=True)
-            if failure is not None:
-                log.debug("GET stream ended: %s", failure.message)
+    async def _get_stream_task(self, scope: anyio.CancelScope, opened: anyio.Event) -> None:
+        try:
+            with scope:
+                failure = await self._resume(_StreamPosition(None), connect_at_once=True, opened=opened)
+                if failure is not None:
+                    log.debug("GET stream ended: %s", failure.message)
+        finally:
+            opened.set()
 
-    async def _resume(self, position: _StreamPosition, *, connect_at_once: bool = False) -> _Failure | None:
+    async def _resume(
+        self, position: _StreamPosition, *, connect_at_once: bool = False, opened: anyio.Event | None = None
+    ) -> _Failure | None:
         """Reconnect with GET (carrying ``Last-Event-ID`` where known) until the stream is done.
 
         A request's stream is done once its response came: then this returns ``None``. The GET
@@ -612,6 +628,9 @@ class StreamableHTTPTransport(QueuedReceive):
             except _Failure as failure:
                 log.debug("connecting the %s failed: %s", what, failure.message)
                 continue
+            finally:
+                if opened is not None:
+                    opened.set()  # the server has answered (or the attempt failed)
             try:
                 status, media = response.status_code, _media_type(response)
                 if status == 405:
@@ -747,7 +766,7 @@ class StreamableHTTPTransport(QueuedReceive):
         await _close(response)
         if not 200 <= response.status_code < 300:
             raise _Failure(INTERNAL_ERROR, f"notifications/initialized answered HTTP {response.status_code}")
-        self._start_get_stream()
+        await self._open_get_stream()
 
     async def _private_answer(self, response: httpx.Response, ident: str) -> bytes:
         """The response to our own initialize: read here, never delivered."""
