@@ -147,6 +147,24 @@ def test_framer_delivers_a_1mb_line_in_64kb_chunks_intact() -> None:
     assert lines == [line, b"after"]
 
 
+def test_framer_has_line_agrees_with_next_line() -> None:
+    framer = LineFramer(100)
+    framer.feed(b"one\ntwo\npart")
+    assert framer.has_line()
+    assert framer.next_line() == b"one"
+    assert framer.has_line()
+    assert framer.next_line() == b"two"
+    assert not framer.has_line()
+    assert not framer.has_line()  # asking twice changes nothing
+    assert framer.next_line() is None
+    framer.feed(b"ial\nnext")
+    assert framer.has_line()
+    assert framer.next_line() == b"partial"
+    assert not framer.has_line()
+    framer.feed_eof()
+    assert framer.next_line() == b"next"
+
+
 def test_framer_is_linear_on_a_large_line_in_small_chunks() -> None:
     # 16 MiB in 1 KiB chunks: rescanning the pending line on every chunk would search ~128 GB.
     chunk = b"a" * 1024

@@ -131,8 +131,12 @@ class LineFramer:
 
     def has_line(self) -> bool:
         """Whether a complete line is buffered (``next_line()`` would return it without more
-        data)."""
-        return self._buffer.find(b"\n", self._start) >= 0
+        data). What it searched is not searched again by ``next_line()``."""
+        buffer = self._buffer
+        newline = buffer.find(b"\n", self._scan)
+        # Either way, no newline lies before where the next search starts.
+        self._scan = len(buffer) if newline < 0 else newline
+        return newline >= 0
 
     def feed(self, data: bytes) -> None:
         if self._eof:
