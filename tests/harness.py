@@ -14,6 +14,7 @@ import mcpbind
 from mcpbind.client import Client, ClientSession
 from mcpbind.memory import memory_pair
 from mcpbind.server import Server
+from mcpbind.wire import RequestId
 
 
 @asynccontextmanager
@@ -27,6 +28,34 @@ async def connected(
         with anyio.fail_after(timeout):
             async with (client or Client("tester", "0.1")).connect(client_end) as session:
                 yield session
+
+
+@asynccontextmanager
+async def connected_recording(
+    server: Server, client: Client | None = None, *, timeout: float = 10
+) -> AsyncIterator[tuple[ClientSession, list[bytes]]]:
+    """As :func:`connected`, and the list of every message the server sends, as it sends it."""
+    server_end, client_end = memory_pair()
+    sent: list[bytes] = []
+    send, send_nowait = server_end.send, server_end.send_nowait
+
+    async def record(message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+        sent.append(message)
+        await send(message, related, final)
+
+    def record_nowait(message: bytes) -> bool:
+        done = send_nowait(message)
+        if done:
+            sent.append(message)
+        return done
+
+    server_end.send = record  # type: ignore[method-assign]
+    server_end.send_nowait = record_nowait  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.run, server_end)
+        with anyio.fail_after(timeout):
+            async with (client or Client("tester", "0.1")).connect(client_end) as session:
+                yield session, sent
 
 
 def source_roots() -> list[str]:

@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
+from mcpbind.errors import INVALID_PARAMS, McpError
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.pagination import all_pages
 from mcpbind.schema import v2025_11_25 as types
@@ -171,6 +172,17 @@ class Client(HandlerRegistry):
     declare the matching capabilities; without one, the capability is not declared and the
     server may not send that request. ``version`` is the protocol version to ask for (the
     newest supported by default).
+
+    What the handlers support is declared too, and a request asking for more is answered
+    with -32602 without reaching them, as the specification says:
+
+    * ``elicitation_modes``: ``"form"`` (the default), ``"url"`` (MCP 2025-11-25) or both;
+      declared as ``elicitation.form`` and ``elicitation.url``.
+    * ``sampling_tools``: the sampling handler accepts ``tools`` and ``toolChoice``
+      (``sampling.tools``).
+    * ``sampling_context``: it honours an ``includeContext`` other than ``"none"``
+      (``sampling.context``; the client may ignore the request, so such requests are not
+      refused).
     """
 
     def __init__(
@@ -181,6 +193,9 @@ class Client(HandlerRegistry):
         title: str | None = None,
         sampling: SamplingHandler | None = None,
         elicitation: ElicitationHandler | None = None,
+        elicitation_modes: Sequence[Literal["form", "url"]] | None = None,
+        sampling_tools: bool = False,
+        sampling_context: bool = False,
         roots: RootsHandler | None = None,
         logging: LoggingHandler | None = None,
         notification_handlers: Mapping[str, NotificationHandler] | None = None,
@@ -196,10 +211,21 @@ class Client(HandlerRegistry):
         self.max_concurrent_requests = max_concurrent_requests
         super().__init__("client")
         self.notification_handlers.update(notification_handlers or {})
+        if sampling is None and (sampling_tools or sampling_context):
+            raise ValueError("sampling_tools and sampling_context need a sampling handler")
+        if elicitation is None and elicitation_modes is not None:
+            raise ValueError("elicitation_modes needs an elicitation handler")
+        modes = frozenset(elicitation_modes if elicitation_modes is not None else ("form",))
+        if not modes or not modes <= {"form", "url"}:
+            raise ValueError(f"elicitation_modes: one or both of 'form' and 'url', not {sorted(modes)}")
         if sampling is not None:
-            self.request_handlers[methods.SAMPLING_CREATEMESSAGE.method] = sampling
+            self.request_handlers[methods.SAMPLING_CREATEMESSAGE.method] = (
+                sampling if sampling_tools else _refusing_tools(sampling)
+            )
         if elicitation is not None:
-            self.request_handlers[methods.ELICITATION_CREATE.method] = elicitation
+            self.request_handlers[methods.ELICITATION_CREATE.method] = (
+                elicitation if len(modes) == 2 else _refusing_mode(elicitation, next(iter(modes)))
+            )
         if roots is not None:
             self.request_handlers[methods.ROOTS_LIST.method] = roots
         if logging is not None:
@@ -210,8 +236,16 @@ class Client(HandlerRegistry):
 
             self.notification_handlers[methods.MESSAGE.method] = on_log
         self.capabilities = types.ClientCapabilities(
-            sampling=types.ClientCapabilitiesSampling() if sampling is not None else UNSET,
-            elicitation=types.ClientCapabilitiesElicitation() if elicitation is not None else UNSET,
+            sampling=types.ClientCapabilitiesSampling(
+                tools={} if sampling_tools else UNSET, context={} if sampling_context else UNSET
+            )
+            if sampling is not None
+            else UNSET,
+            elicitation=types.ClientCapabilitiesElicitation(
+                form={} if "form" in modes else UNSET, url={} if "url" in modes else UNSET
+            )
+            if elicitation is not None
+            else UNSET,
             roots=types.ClientCapabilitiesRoots(list_changed=True) if roots is not None else UNSET,
         )
 
@@ -309,6 +343,37 @@ class Client(HandlerRegistry):
                 legacy = await stack.enter_async_context(open_legacy_sse(url, **options))
                 session = await stack.enter_async_context(self.connect(legacy, timeout=timeout))
             yield session
+
+
+def _refusing_tools(handler: SamplingHandler) -> SamplingHandler:
+    """``handler`` behind the check a client without ``sampling.tools`` must make."""
+
+    async def sample(
+        params: types.CreateMessageRequestParams, ctx: RequestContext
+    ) -> types.CreateMessageResult:
+        if params.tools is not UNSET or params.tool_choice is not UNSET:
+            raise McpError(
+                INVALID_PARAMS,
+                "This client did not declare the 'sampling.tools' capability: no tools or toolChoice",
+            )
+        return await handler(params, ctx)
+
+    return sample
+
+
+def _refusing_mode(handler: ElicitationHandler, mode: str) -> ElicitationHandler:
+    """``handler`` behind the check of a client that declared only ``mode`` elicitation."""
+
+    async def elicit(params: Any, ctx: RequestContext) -> types.ElicitResult:
+        asked = "url" if isinstance(params, types.ElicitRequestURLParams) else "form"
+        if asked != mode:
+            raise McpError(
+                INVALID_PARAMS,
+                f"This client did not declare elicitation in {asked} mode (only {mode} mode)",
+            )
+        return await handler(params, ctx)
+
+    return elicit
 
 
 E = TypeVar("E", bound=BaseException)

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 import msgspec
 from msgspec import UNSET
 
-from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, error_from_response
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.schema import VERSIONS as KNOWN_VERSIONS
 from mcpbind.schema import load
@@ -48,6 +48,7 @@ __all__ = [
     "ResponseReceived",
     "SessionReady",
     "UnmatchedResponse",
+    "missing_client_capability",
     "negotiate_version",
 ]
 
@@ -65,6 +66,65 @@ _CLIENT_CAPABILITY_FOR: Final = {
     methods.ELICITATION_CREATE.method: "elicitation",
     methods.ROOTS_LIST.method: "roots",
 }
+
+
+def missing_client_capability(capabilities: Any, method: str, params: Any) -> tuple[str, str] | None:
+    """What a server may not send: for the request ``method`` with ``params``, the client
+    capability it needs that ``capabilities`` (the client's ``ClientCapabilities``) lacks, and
+    the use that needs it (for a message); ``None`` when nothing is missing.
+
+    As the specification says: ``roots/list`` needs ``roots``; ``sampling/createMessage`` needs
+    ``sampling``, plus ``sampling.tools`` with ``tools`` or ``toolChoice`` and
+    ``sampling.context`` with an ``includeContext`` other than ``"none"``;
+    ``elicitation/create`` needs ``elicitation.url`` in URL mode and ``elicitation.form`` in
+    form mode (an empty ``elicitation`` declares form mode only). A request augmented with a
+    ``task`` needs the client's ``tasks.requests`` entry for it.
+    """
+    name = _CLIENT_CAPABILITY_FOR.get(method)
+    if name is None:
+        return None
+    declared = getattr(capabilities, name, UNSET) if capabilities is not None else UNSET
+    if declared is UNSET:
+        return name, method
+    if method == methods.SAMPLING_CREATEMESSAGE.method:
+        if (
+            getattr(params, "tools", UNSET) is not UNSET or getattr(params, "tool_choice", UNSET) is not UNSET
+        ) and getattr(declared, "tools", UNSET) is UNSET:
+            return "sampling.tools", f"{method} with tools or toolChoice"
+        context = getattr(params, "include_context", UNSET)
+        if context not in (UNSET, "none") and getattr(declared, "context", UNSET) is UNSET:
+            return "sampling.context", f"{method} with includeContext {context!r}"
+        task = _TASK_CAPABILITY_FOR_SAMPLING
+    elif method == methods.ELICITATION_CREATE.method:
+        form, url = getattr(declared, "form", UNSET), getattr(declared, "url", UNSET)
+        if isinstance(params, types.ElicitRequestURLParams) or getattr(params, "mode", UNSET) == "url":
+            if url is UNSET:
+                return "elicitation.url", f"{method} in url mode"
+        elif form is UNSET and url is not UNSET:  # an empty elicitation object means form mode
+            return "elicitation.form", f"{method} in form mode"
+        task = _TASK_CAPABILITY_FOR_ELICITATION
+    else:
+        return None
+    if getattr(params, "task", UNSET) is not UNSET:
+        path, spelled = task
+        found: Any = getattr(capabilities, "tasks", UNSET)
+        for part in path:
+            found = getattr(found, part, UNSET)
+        if found is UNSET:
+            return spelled, f"{method} as a task"
+    return None
+
+
+# Where ClientCapabilities declares task-augmented sampling and elicitation: attributes, and
+# the name the specification spells.
+_TASK_CAPABILITY_FOR_SAMPLING: Final = (
+    ("requests", "sampling", "create_message"),
+    "tasks.requests.sampling.createMessage",
+)
+_TASK_CAPABILITY_FOR_ELICITATION: Final = (
+    ("requests", "elicitation", "create"),
+    "tasks.requests.elicitation.create",
+)
 
 
 class Phase(enum.Enum):
@@ -327,7 +387,7 @@ class Connection:
         if ident is None or isinstance(ident, msgspec.UnsetType) or self._pending.pop(ident, None) is None:
             return [UnmatchedResponse(None if isinstance(ident, msgspec.UnsetType) else ident)]
         error = message.error
-        return [ErrorReceived(ident, McpError(error.code, error.message, error.data))]
+        return [ErrorReceived(ident, error_from_response(error.code, error.message, error.data))]
 
     # -- answering ------------------------------------------------------------------------
 
@@ -362,7 +422,7 @@ class Connection:
         With ``progress`` the request asks for progress notifications, with its id as the token
         (unique while the request is pending).
         """
-        self._check_may_send(spec)
+        self._check_may_send(spec, params)
         self._next_id += 1
         ident = self._next_id
         progress_token = ident if progress else None
@@ -374,7 +434,7 @@ class Connection:
             self.phase = Phase.INITIALIZING
         return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
 
-    def _check_may_send(self, spec: RequestSpec[Any, Any]) -> None:
+    def _check_may_send(self, spec: RequestSpec[Any, Any], params: Any) -> None:
         if spec.method == "initialize":
             if self.role != "client" or self.phase is not Phase.NEW:
                 raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
@@ -386,13 +446,14 @@ class Connection:
         )
         if not sender_ok:
             raise McpError(INVALID_REQUEST, f"A {self.role} does not send {spec.method}")
-        needed = _CLIENT_CAPABILITY_FOR.get(spec.method)
-        if needed is not None and self.role == "server":
-            caps = self.peer.capabilities
-            if caps is None or getattr(caps, needed, UNSET) is UNSET:
+        if self.role == "server" and spec.method in _CLIENT_CAPABILITY_FOR:
+            missing = missing_client_capability(self.peer.capabilities, spec.method, params)
+            if missing is not None:
+                capability, use = missing
                 raise McpError(
                     INVALID_REQUEST,
-                    f"The client did not declare the {needed!r} capability needed for {spec.method}",
+                    f"The client did not declare the {capability!r} capability needed for {use}; "
+                    "nothing was sent",
                 )
 
     def forget(self, ident: RequestId) -> None:

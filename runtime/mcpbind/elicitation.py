@@ -1,5 +1,5 @@
-"""Form elicitation from a flat struct: the requested schema is built from its fields, and the
-client's answer is validated against them.
+"""Elicitation: forms from a flat struct (the requested schema is built from its fields, and
+the client's answer is validated against them), and the end of URL mode elicitations.
 
     class Contact(msgspec.Struct):
         name: str
@@ -9,6 +9,12 @@ client's answer is validated against them.
     outcome = await elicit_form(ctx, "Who are you?", Contact)
     if outcome.action == "accept":
         contact = outcome.value          # a Contact, validated
+
+URL mode (MCP 2025-11-25) sends the user to a URL for what must not pass through the client.
+A handler asks with ``ctx.elicit(types.ElicitRequestURLParams(...))`` when the client
+declared ``elicitation.url``, or raises :class:`~mcpbind.errors.URLElicitationRequiredError`
+to have the request retried once the user is done; :func:`notify_elicitation_complete` then
+tells the client that the interaction is over.
 """
 
 from __future__ import annotations
@@ -18,12 +24,12 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import RequestContext
+from mcpbind.session import RequestContext, Session
 from mcpbind.unions import convert
 
-__all__ = ["ElicitOutcome", "elicit_form", "requested_schema"]
+__all__ = ["ElicitOutcome", "elicit_form", "notify_elicitation_complete", "requested_schema"]
 
 S = TypeVar("S", bound=msgspec.Struct)
 _PRIMITIVE = frozenset({"string", "integer", "number", "boolean"})
@@ -78,3 +84,24 @@ async def elicit_form(ctx: RequestContext, message: str, struct: type[S]) -> Eli
             INVALID_PARAMS, f"The elicitation answer does not fit: {str(exc).replace('`$', '`content')}"
         ) from None
     return ElicitOutcome("accept", value)
+
+
+async def notify_elicitation_complete(target: Session | RequestContext, elicitation_id: str) -> None:
+    """Send ``notifications/elicitation/complete`` for the URL mode elicitation
+    ``elicitation_id`` to the client of ``target`` (its session, or a handler's context). The
+    specification allows it only to the client that was asked: keep that client's session
+    (``ctx.session``) with the elicitation. ``McpError`` if that client did not declare
+    ``elicitation.url`` (no URL mode elicitation could be its).
+    """
+    session = target.session if isinstance(target, RequestContext) else target
+    elicitation = getattr(session.connection.peer.capabilities, "elicitation", types.UNSET)
+    if getattr(elicitation, "url", types.UNSET) is types.UNSET:
+        raise McpError(
+            INVALID_REQUEST,
+            "The client did not declare the 'elicitation.url' capability needed for "
+            "notifications/elicitation/complete; nothing was sent",
+        )
+    await session.notify(
+        types.methods.ELICITATION_COMPLETE,
+        types.ElicitationCompleteNotificationParams(elicitation_id=elicitation_id),
+    )

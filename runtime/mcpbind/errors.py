@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
 from msgspec import UNSET
+
+if TYPE_CHECKING:
+    from mcpbind.schema.v2025_11_25 import ElicitRequestURLParams
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -15,7 +20,10 @@ __all__ = [
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "URL_ELICITATION_REQUIRED",
     "McpError",
+    "URLElicitationRequiredError",
+    "error_from_response",
 ]
 
 PARSE_ERROR: Final = -32700
@@ -27,6 +35,8 @@ INTERNAL_ERROR: Final = -32603
 RESOURCE_NOT_FOUND: Final = -32002
 REQUEST_TIMEOUT: Final = -32001
 CONNECTION_CLOSED: Final = -32000
+# MCP 2025-11-25: the request needs URL mode elicitations completed first.
+URL_ELICITATION_REQUIRED: Final = -32042
 
 
 class McpError(Exception):
@@ -41,3 +51,43 @@ class McpError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code}, {self.message!r})"
+
+
+class URLElicitationRequiredError(McpError):
+    """-32042: the request cannot be processed until the user completes these URL mode
+    elicitations (MCP 2025-11-25). A server's handler raises it; a client's call raises it when
+    the server answered so, with ``elicitations`` parsed.
+
+    ``data`` is ``{"elicitations": [...]}`` (plus whatever else the server's error carried).
+    After the user completes them the request can be retried; the server may tell the client
+    with ``notifications/elicitation/complete`` (see
+    :func:`mcpbind.elicitation.notify_elicitation_complete`).
+    """
+
+    def __init__(
+        self,
+        elicitations: Sequence[ElicitRequestURLParams],
+        message: str = "This request requires more information.",
+        data: Any = UNSET,
+    ) -> None:
+        self.elicitations = list(elicitations)
+        if data is UNSET:
+            if not self.elicitations:
+                raise ValueError("a URLElicitationRequiredError needs at least one elicitation")
+            data = {"elicitations": self.elicitations}
+        super().__init__(URL_ELICITATION_REQUIRED, message, data)
+
+
+def error_from_response(code: int, message: str, data: Any = UNSET) -> McpError:
+    """The exception for an error response: :class:`URLElicitationRequiredError` for -32042 when
+    its ``data.elicitations`` are URL mode elicitations, else :class:`McpError`."""
+    if code == URL_ELICITATION_REQUIRED and isinstance(data, dict):
+        from mcpbind.schema.v2025_11_25 import ElicitRequestURLParams
+
+        try:
+            elicitations = msgspec.convert(data.get("elicitations"), list[ElicitRequestURLParams])
+        except msgspec.ValidationError:
+            pass
+        else:
+            return URLElicitationRequiredError(elicitations, message, data)
+    return McpError(code, message, data)
