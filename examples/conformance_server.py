@@ -186,6 +186,7 @@ def build_server() -> Server:
         "0.1.0",
         title="mcpbind conformance fixtures",
         instructions="Fixtures for the MCP conformance suite; nothing useful for a person.",
+        logging=True,  # test_tool_with_logging sends log messages
     )
 
     # tools: content of each kind

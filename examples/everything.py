@@ -30,6 +30,7 @@ server = Server(
     "0.1.0",
     title="mcpbind everything demo",
     instructions="A demo of every feature: try the tools, read the resources, get the prompts.",
+    logging=True,  # countdown sends log messages
 )
 
 NOTES = {"welcome": "Welcome to mcpbind.", "speed": "msgspec structs all the way down."}

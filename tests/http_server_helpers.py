@@ -56,7 +56,7 @@ class Probe:
 
 def make_server(probe: Probe | None = None) -> Server:
     probe = probe or Probe()
-    server = Server("http-test", "1.0")
+    server = Server("http-test", "1.0", logging=True)
 
     @server.tool()
     async def echo(text: str) -> str:

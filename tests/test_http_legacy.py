@@ -57,7 +57,7 @@ class Probe:
 
 
 def make_server(probe: Probe, max_pending_requests: int = 64) -> Server:
-    server = Server("legacy-test", "1.0", max_pending_requests=max_pending_requests)
+    server = Server("legacy-test", "1.0", logging=True, max_pending_requests=max_pending_requests)
 
     @server.tool()
     def add(a: int, b: int) -> int:

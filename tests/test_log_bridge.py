@@ -25,7 +25,7 @@ def test_levels() -> None:
 
 
 async def test_records_reach_the_client() -> None:
-    server = Server("logs", "1")
+    server = Server("logs", "1", logging=True)
 
     @server.tool()
     async def work(ctx: RequestContext) -> str:

@@ -46,7 +46,7 @@ async def sampling(
 
 
 async def test_messages_name_the_request_they_belong_to() -> None:
-    server = Server("routing", "1")
+    server = Server("routing", "1", logging=True)
 
     @server.tool()
     async def busy(ctx: RequestContext) -> str:

@@ -20,7 +20,7 @@ LANGUAGES = ["python", "pascal", "perl", "rust"] + [f"lang{i}" for i in range(20
 
 
 def build() -> Server:
-    server = Server("features", "1")
+    server = Server("features", "1", logging=True)
 
     @server.prompt()
     def review(code: str, language: str = "python") -> str:

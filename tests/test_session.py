@@ -517,7 +517,7 @@ async def test_capability_error_is_raised_in_the_handler_before_anything_is_sent
 
 
 async def test_notifications_both_ways() -> None:
-    server = echo_server()
+    server = echo_server(logging=True)
     changed = anyio.Event()
 
     @server.on_notification(methods.ROOTS_LIST_CHANGED)

@@ -7,6 +7,9 @@ Records are mapped to MCP's syslog levels (DEBUG->debug, INFO->info, WARNING->wa
 ERROR->error, CRITICAL->critical) and filtered by the level the client set with
 ``logging/setLevel``. The handler works from the event loop and from the worker threads that
 run sync tools.
+
+The server must declare the ``logging`` capability (``Server(..., logging=True)``): without it
+:class:`McpLogHandler` and :func:`forward_logging` raise ``McpError`` at once.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import anyio
 import anyio.from_thread
 
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import LOG_LEVELS, RequestContext
+from mcpbind.session import LOG_LEVELS, RequestContext, require_logging
 
 __all__ = ["McpLogHandler", "forward_logging", "mcp_level"]
 
@@ -40,6 +43,7 @@ class McpLogHandler(logging.Handler):
     """A logging handler that sends each record to the client of ``ctx``'s session."""
 
     def __init__(self, ctx: RequestContext, level: int = logging.NOTSET) -> None:
+        require_logging(ctx.session)
         super().__init__(level)
         self.ctx = ctx
 

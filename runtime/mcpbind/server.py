@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
-from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
+from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
@@ -42,7 +42,6 @@ _CAPABILITY_OF_METHOD = {
     "tools/": "tools",
     "resources/": "resources",
     "prompts/": "prompts",
-    "logging/": "logging",
     "completion/": "completions",
 }
 
@@ -62,6 +61,12 @@ class Server(HandlerRegistry):
     An object whose methods follow the generated protocols (``ServerHandlers`` and its parts
     such as ``HandlesToolsCall``) can be registered whole with :meth:`add_handlers`.
     Capabilities are derived from the registered handlers unless given.
+
+    ``logging``: whether the server sends log messages (``ctx.log``,
+    :func:`~mcpbind.log_bridge.forward_logging`) and so declares the ``logging`` capability
+    and answers ``logging/setLevel``. ``None`` (the default): only when a ``logging/setLevel``
+    handler of its own is registered. Without the capability, ``ctx.log`` raises and
+    ``logging/setLevel`` gets -32601, as the specification asks.
     """
 
     def __init__(
@@ -72,6 +77,7 @@ class Server(HandlerRegistry):
         title: str | None = None,
         instructions: str | None = None,
         capabilities: types.ServerCapabilities | None = None,
+        logging: bool | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         request_timeout: float | None = 60.0,
         max_concurrent_requests: int = 64,
@@ -94,6 +100,7 @@ class Server(HandlerRegistry):
         )
         self.instructions = instructions
         self.capabilities = capabilities
+        self.logging = logging
         self.versions = versions
         self.request_timeout = request_timeout
         self.max_concurrent_requests = max_concurrent_requests
@@ -327,6 +334,8 @@ class Server(HandlerRegistry):
         return register
 
     async def _set_level(self, params: types.SetLevelRequestParams, ctx: RequestContext) -> types.Result:
+        if getattr(ctx.session.connection.capabilities, "logging", types.UNSET) is types.UNSET:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         ctx.session.log_level = params.level
         return types.Result()
 
@@ -410,6 +419,11 @@ class Server(HandlerRegistry):
         """The capabilities declared at initialize: the given ones, else those the handlers imply."""
         if self.capabilities is not None:
             return self.capabilities
+        logs = self.logging
+        if logs is None:  # a setLevel handler of the server's own says it logs
+            logs = (
+                self.request_handlers.get(methods.LOGGING_SETLEVEL.method, self._set_level) != self._set_level
+            )
         present = {
             cap
             for method in self.request_handlers
@@ -435,7 +449,7 @@ class Server(HandlerRegistry):
             )
             if "prompts" in present
             else types.UNSET,
-            logging={} if "logging" in present else types.UNSET,
+            logging={} if logs else types.UNSET,
             completions={} if "completions" in present else types.UNSET,
         )
 

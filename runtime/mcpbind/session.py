@@ -64,6 +64,7 @@ __all__ = [
     "RequestHandler",
     "Session",
     "Spawn",
+    "require_logging",
 ]
 
 log = logging.getLogger("mcpbind")
@@ -164,7 +165,9 @@ class RequestContext:
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """``notifications/message``, sent only if ``level`` passes the level the client set
-        with ``logging/setLevel`` (everything passes until it sets one)."""
+        with ``logging/setLevel`` (everything passes until it sets one). ``McpError`` if this
+        server did not declare the ``logging`` capability (``Server(..., logging=True)``)."""
+        require_logging(self.session)
         if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.session.log_level):
             return
         params = types.LoggingMessageNotificationParams(
@@ -173,6 +176,17 @@ class RequestContext:
             logger=UNSET if logger is None else logger,
         )
         await self.session.notify(methods.MESSAGE, params, related=self.request_id)
+
+
+def require_logging(session: Session) -> None:
+    """Raise :class:`McpError` unless ``session`` is a server's that declared ``logging``: the
+    specification lets only such a server send log messages."""
+    if getattr(session.connection.capabilities, "logging", UNSET) is UNSET:
+        raise McpError(
+            INVALID_REQUEST,
+            "This server did not declare the 'logging' capability, so it may not send log messages "
+            "(declare it with Server(..., logging=True))",
+        )
 
 
 # The syslog severities of MCP logging, least severe first.
