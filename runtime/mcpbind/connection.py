@@ -245,6 +245,8 @@ class Connection:
 
     ``info`` and ``capabilities`` describe this side (``Implementation`` and
     ``ServerCapabilities`` or ``ClientCapabilities``); a server may add ``instructions``.
+    ``stateless``: a server connection that carries one request of the client's and its answer
+    (stateless HTTP), so it cannot send requests to the client.
     """
 
     role: Role
@@ -254,6 +256,7 @@ class Connection:
     versions: tuple[str, ...] = SUPPORTED_VERSIONS
     phase: Phase = Phase.NEW
     protocol_version: str | None = None
+    stateless: bool = False
     peer: _Peer = field(default_factory=_Peer)
     _next_id: int = 0
     _pending: dict[RequestId, RequestSpec[Any, Any]] = field(default_factory=dict)
@@ -446,15 +449,22 @@ class Connection:
         )
         if not sender_ok:
             raise McpError(INVALID_REQUEST, f"A {self.role} does not send {spec.method}")
-        if self.role == "server" and spec.method in _CLIENT_CAPABILITY_FOR:
-            missing = missing_client_capability(self.peer.capabilities, spec.method, params)
-            if missing is not None:
-                capability, use = missing
+        if self.role == "server":
+            if self.stateless:
                 raise McpError(
                     INVALID_REQUEST,
-                    f"The client did not declare the {capability!r} capability needed for {use}; "
-                    "nothing was sent",
+                    f"Cannot send {spec.method}: stateless mode cannot send requests to the client "
+                    "(each connection carries one request of the client's, and no answer could reach it)",
                 )
+            if spec.method in _CLIENT_CAPABILITY_FOR:
+                missing = missing_client_capability(self.peer.capabilities, spec.method, params)
+                if missing is not None:
+                    capability, use = missing
+                    raise McpError(
+                        INVALID_REQUEST,
+                        f"The client did not declare the {capability!r} capability needed for {use}; "
+                        "nothing was sent",
+                    )
 
     def forget(self, ident: RequestId) -> None:
         """Stop waiting for a response to ``ident`` (the caller timed out or was cancelled)."""
@@ -498,6 +508,7 @@ class Connection:
         new.versions = self.versions
         new.phase = self.phase
         new.protocol_version = self.protocol_version
+        new.stateless = self.stateless
         new.peer = _Peer()
         new._next_id = 0
         new._pending = {}

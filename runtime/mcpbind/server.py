@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import msgspec
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
@@ -270,10 +271,12 @@ class Server(HandlerRegistry):
         raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
     async def _subscribe(self, params: types.SubscribeRequestParams, ctx: RequestContext) -> types.Result:
+        _require_subscribe(ctx)
         self._subscriptions.setdefault(ctx.session, set()).add(params.uri)
         return types.Result()
 
     async def _unsubscribe(self, params: types.UnsubscribeRequestParams, ctx: RequestContext) -> types.Result:
+        _require_subscribe(ctx)
         self._subscriptions.get(ctx.session, set()).discard(params.uri)
         return types.Result()
 
@@ -415,10 +418,17 @@ class Server(HandlerRegistry):
         if not found:
             raise ValueError(f"{type(handlers).__name__} has no on_<method> handlers")
 
-    def server_capabilities(self) -> types.ServerCapabilities:
-        """The capabilities declared at initialize: the given ones, else those the handlers imply."""
-        if self.capabilities is not None:
-            return self.capabilities
+    def server_capabilities(self, *, stateless: bool = False) -> types.ServerCapabilities:
+        """The capabilities declared at initialize: the given ones, else those the handlers imply.
+
+        ``stateless``: for a connection that carries one request and its answer (stateless
+        HTTP), on which nothing unrelated to a request can reach the client: ``listChanged``
+        and ``resources.subscribe`` are left out (of given capabilities too).
+        """
+        capabilities = self.capabilities if self.capabilities is not None else self._implied_capabilities()
+        return _without_notifications(capabilities) if stateless else capabilities
+
+    def _implied_capabilities(self) -> types.ServerCapabilities:
         logs = self.logging
         if logs is None:  # a setLevel handler of the server's own says it logs
             logs = (
@@ -459,13 +469,17 @@ class Server(HandlerRegistry):
 
     # -- running --------------------------------------------------------------------------
 
-    def connection(self) -> Connection:
+    def connection(self, *, stateless: bool = False) -> Connection:
+        """A new server side of a connection. ``stateless``: one that carries a single request
+        and its answer (stateless HTTP): its capabilities say so (see
+        :meth:`server_capabilities`), and it refuses to send requests to the client."""
         return Connection(
             "server",
             self.info,
-            self.server_capabilities(),
+            self.server_capabilities(stateless=stateless),
             instructions=self.instructions,
             versions=self.versions,
+            stateless=stateless,
         )
 
     def session(self, transport: Transport, connection: Connection | None = None) -> Session:
@@ -548,6 +562,29 @@ class Server(HandlerRegistry):
     ) -> None:
         """Blocking :meth:`run_http`, for a script's ``main``."""
         anyio.run(functools.partial(self.run_http, host, port, **options), backend=backend)
+
+
+def _require_subscribe(ctx: RequestContext) -> None:
+    """``resources/subscribe`` and ``unsubscribe`` exist only where ``resources.subscribe`` is
+    declared (not in stateless mode, where no update could reach the client)."""
+    resources = getattr(ctx.session.connection.capabilities, "resources", types.UNSET)
+    if getattr(resources, "subscribe", types.UNSET) is not True:
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+
+
+def _without_notifications(capabilities: types.ServerCapabilities) -> types.ServerCapabilities:
+    """``capabilities`` without what needs messages unrelated to a request: ``listChanged`` and
+    ``resources.subscribe``."""
+    changes: dict[str, Any] = {}
+    for name in ("tools", "resources", "prompts"):
+        part = getattr(capabilities, name)
+        if isinstance(part, types.UnsetType):
+            continue
+        drop = {"list_changed": types.UNSET}
+        if name == "resources":
+            drop["subscribe"] = types.UNSET
+        changes[name] = msgspec.structs.replace(part, **drop)
+    return msgspec.structs.replace(capabilities, **changes) if changes else capabilities
 
 
 def _method_of_handler(name: str) -> str:

@@ -53,7 +53,11 @@ How messages travel, and the choices made where the specification leaves them op
   (204). Ended sessions answer 404.
 * ``stateless=True``: no sessions; each POST runs on a fresh connection, initialized at the
   version of its ``MCP-Protocol-Version`` header (2025-03-26 when absent), and ends with it.
-  GET and DELETE get 405. No lifespan is needed in this mode.
+  GET and DELETE get 405. No lifespan is needed in this mode. As nothing unrelated to a
+  request can reach the client, the server declares no ``listChanged`` and no
+  ``resources.subscribe`` (``resources/subscribe`` gets -32601); as no answer from the client
+  could reach a handler, requests to the client (sampling, elicitation, roots, ping) are
+  refused with an ``McpError`` saying so.
 * DNS-rebinding protection: ``Host`` must match ``allowed_hosts`` and, when present,
   ``Origin`` must match ``allowed_origins`` (both default to localhost, any port); 403
   otherwise. Pass ``None`` to turn a check off (e.g. behind a reverse proxy that checks).
@@ -1352,12 +1356,12 @@ class StreamableHTTPApp:
         transport.protocol_version = version
         spawn = self._spawner()
         if method == "initialize":
-            connection = self.server.connection()
+            connection = self.server.connection(stateless=True)
         else:
             # A connection ready at this version, copied from one made once per version.
             ready = self._ready_connections.get(version)
             if ready is None:
-                ready = self._ready_connections[version] = self.server.connection()
+                ready = self._ready_connections[version] = self.server.connection(stateless=True)
                 ready.assume_ready(version)
             connection = ready.fresh()
         session = self.server.inline_session(transport, spawn=spawn, register=False, connection=connection)
