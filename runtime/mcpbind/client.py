@@ -304,6 +304,7 @@ class Client(HandlerRegistry):
         timeout: float | None = None,
         http_timeout: float = 30.0,
         sse_read_timeout: float = 300.0,
+        max_requests_in_flight: int = 256,
     ) -> AsyncIterator[ClientSession]:
         """Connect to the MCP server at ``url`` over HTTP (needs the ``http`` extra).
 
@@ -313,6 +314,9 @@ class Client(HandlerRegistry):
         ``"streamable-http"`` and ``"sse"`` use only that transport. ``headers`` and ``auth``
         (an ``httpx.Auth``) go with every HTTP request; ``timeout`` bounds the handshake,
         ``http_timeout`` each HTTP exchange and ``sse_read_timeout`` a silent SSE stream.
+        Over Streamable HTTP at most ``max_requests_in_flight`` requests are sent at once
+        (each holds a connection until answered); more wait for a place, while pings,
+        cancellations and other control messages go on apart from them.
         """
         from mcpbind.http.client import HTTPTransportError, open_streamable_http
         from mcpbind.http.legacy_client import open_legacy_sse
@@ -328,7 +332,9 @@ class Client(HandlerRegistry):
             if transport != "sse":
                 probe = AsyncExitStack()
                 try:
-                    http = await probe.enter_async_context(open_streamable_http(url, **options))
+                    http = await probe.enter_async_context(
+                        open_streamable_http(url, max_requests_in_flight=max_requests_in_flight, **options)
+                    )
                     session = await probe.enter_async_context(self.connect(http, timeout=timeout))
                 except BaseException as exc:
                     refused = _find(exc, HTTPTransportError)

@@ -38,6 +38,20 @@ What this transport does about it:
   larger than that is never held in memory whole. On the stream of a request, or as its JSON
   body, an oversized message fails that request; on the GET stream ``receive()`` raises
   :class:`~mcpbind.transport.MessageTooLarge` for it and the stream goes on.
+* **Connections.** Over HTTP/1.1 every request in flight holds a connection (its POST stays
+  open until the response came), so the client limits itself: at most
+  ``max_requests_in_flight`` requests are sent at once (more wait here, in order, for a
+  place; never in httpx's pool, where they would count against ``timeout``). Pings,
+  notifications (``notifications/cancelled`` above all) and responses to the server's
+  requests go by a lane of their own, :data:`CONTROL_CONNECTIONS` at a time, so they never
+  wait behind calls; the GET stream has its own room too. The ``httpx.AsyncClient`` made here
+  has a pool of :func:`connection_limits` for that; a client you pass should be made with
+  ``limits=connection_limits(max_requests_in_flight)``: in httpx's default pool of 100
+  connections, from 99 requests in flight every other message waits for the pool (and fails
+  after ``timeout``).
+  ``notifications/cancelled`` is sent in the background (``send()`` returns at once), and
+  once it is delivered the transport stops reading (and resuming) the stream of the request
+  it names, which frees that request's connection and place: no response is coming.
 * **Timeouts.** ``timeout`` bounds connecting, sending, waiting for the response headers and
   reading a JSON body, and the DELETE on close; ``sse_read_timeout`` is how long an SSE stream
   may stay silent before it counts as dropped (and is resumed if it can be).
@@ -77,11 +91,14 @@ if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 
 __all__ = [
+    "CONTROL_CONNECTIONS",
+    "DEFAULT_MAX_REQUESTS_IN_FLIGHT",
     "HTTPTransportError",
     "SSEDecoder",
     "SSEEvent",
     "SSETooLarge",
     "StreamableHTTPTransport",
+    "connection_limits",
     "open_streamable_http",
 ]
 
@@ -101,6 +118,27 @@ _QUEUE_SIZE = 1024
 
 # How long opening the GET stream may hold up the send of notifications/initialized.
 _GET_OPEN_WAIT = 1.0
+
+DEFAULT_MAX_REQUESTS_IN_FLIGHT = 256
+"""How many requests a :class:`StreamableHTTPTransport` has in flight at most, by default."""
+
+CONTROL_CONNECTIONS = 8
+"""Connections kept for pings, notifications and responses, which never wait behind requests."""
+
+# Connections kept for the GET stream (and one replacing it, or the DELETE at the end).
+_SESSION_CONNECTIONS = 2
+
+
+def connection_limits(max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT) -> httpx.Limits:
+    """The connection pool a Streamable HTTP transport with ``max_requests_in_flight`` needs:
+    one connection per request in flight, :data:`CONTROL_CONNECTIONS` for control messages and
+    two for the GET stream, all kept alive between uses. For an ``httpx.AsyncClient`` of your
+    own: ``httpx.AsyncClient(limits=connection_limits(n))`` with ``max_requests_in_flight=n``.
+    """
+    if max_requests_in_flight < 1:
+        raise ValueError("max_requests_in_flight must be at least 1")
+    total = max_requests_in_flight + CONTROL_CONNECTIONS + _SESSION_CONNECTIONS
+    return httpx.Limits(max_connections=total, max_keepalive_connections=total)
 
 
 class HTTPTransportError(Exception):
@@ -139,7 +177,18 @@ class _InitializeResultVersion(msgspec.Struct):
     protocolVersion: str | UnsetType = UNSET
 
 
+class _CancelledParams(msgspec.Struct):
+    requestId: RequestId | UnsetType = UNSET
+
+
+class _Cancelled(msgspec.Struct):
+    """Which request a ``notifications/cancelled`` names."""
+
+    params: _CancelledParams | UnsetType = UNSET
+
+
 _envelope = msgspec.json.Decoder(_Envelope)
+_cancelled = msgspec.json.Decoder(_Cancelled)
 _envelopes = msgspec.json.Decoder(list[Raw])
 _initialize_answer = msgspec.json.Decoder(_InitializeAnswer)
 
@@ -152,6 +201,17 @@ def _split(data: bytes) -> list[bytes]:
         except msgspec.DecodeError:
             pass
     return [data]
+
+
+def _cancelled_request(data: bytes) -> RequestId | None:
+    """The request a ``notifications/cancelled`` message names, if it names one."""
+    try:
+        params = _cancelled.decode(data).params
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if isinstance(params, UnsetType) or isinstance(params.requestId, UnsetType):
+        return None
+    return params.requestId
 
 
 def _peek(data: bytes) -> _Envelope | None:
@@ -233,6 +293,31 @@ async def _close(response: httpx.Response) -> None:
             pass
 
 
+class _Place:
+    """A message's place in its lane (requests, or control messages): taken before its HTTP
+    request is sent, given back once its exchange is over (for a request answered with a
+    stream, when the stream ends). Giving it back twice gives it back once."""
+
+    __slots__ = ("held", "lane", "streaming")
+
+    def __init__(self, lane: anyio.Semaphore) -> None:
+        self.lane = lane
+        self.held = False
+        self.streaming = False  # handed over to the task that reads the request's stream
+
+    async def take(self) -> None:
+        try:
+            self.lane.acquire_nowait()  # no trip through the event loop while there is room
+        except anyio.WouldBlock:
+            await self.lane.acquire()
+        self.held = True
+
+    def give_back(self) -> None:
+        if self.held:
+            self.held = False
+            self.lane.release()
+
+
 @dataclass
 class _StreamPosition:
     """Where an SSE stream stands, across its reconnections."""
@@ -253,6 +338,8 @@ class StreamableHTTPTransport(QueuedReceive):
 
     Made by :func:`open_streamable_http`, which owns its background tasks and HTTP client.
     ``related`` and ``final`` of ``send()`` are not needed on this side and ignored.
+    ``send()`` of a request waits while ``max_requests_in_flight`` requests are in flight
+    (a ping excepted: it goes with the control messages).
     """
 
     def __init__(
@@ -269,9 +356,12 @@ class StreamableHTTPTransport(QueuedReceive):
         max_reconnects: int = 5,
         reconnect_delay: float = 1.0,
         terminate_on_close: bool = True,
+        max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
     ) -> None:
         if max_message_size < 1:
             raise ValueError("max_message_size must be at least 1")
+        if max_requests_in_flight < 1:
+            raise ValueError("max_requests_in_flight must be at least 1")
         if max_reconnects < 0:
             raise ValueError("max_reconnects must not be negative")
         self.url = url
@@ -279,6 +369,13 @@ class StreamableHTTPTransport(QueuedReceive):
         self.max_reconnects = max_reconnects
         self.reconnect_delay = reconnect_delay
         self.terminate_on_close = terminate_on_close
+        self.max_requests_in_flight = max_requests_in_flight
+        # The two lanes (see the module's docstring): requests, and everything else.
+        self._requests = anyio.Semaphore(max_requests_in_flight)
+        self._control = anyio.Semaphore(CONTROL_CONNECTIONS)
+        # The tasks reading the streams of requests, by request id: sending
+        # notifications/cancelled for one stops its task.
+        self._request_streams: dict[RequestId, anyio.CancelScope] = {}
         self._client = http_client
         self._tasks = task_group
         self._headers = dict(headers or {})
@@ -317,10 +414,38 @@ class StreamableHTTPTransport(QueuedReceive):
             self._initialize_id = envelope.id if isinstance(envelope.id, int | str) else None
         elif envelope.method == "notifications/initialized":
             self._initialized_message = message
+        elif envelope.method == "notifications/cancelled":
+            # Delivered in the background: the caller (a cancelled request) waits for it only
+            # briefly, and it may have to wait for a place behind other control messages.
+            self._tasks.start_soon(self._background, self._cancel, message, envelope)
+            return
+        is_request = isinstance(envelope.method, str) and isinstance(envelope.id, int | str)
+        place = _Place(self._requests if is_request and envelope.method != "ping" else self._control)
+        await place.take()
         try:
-            await self._post(message, envelope, may_renew=True)
+            await self._post(message, envelope, place, may_renew=True)
         except _Failure as failure:
             await self._fail(envelope, failure)
+        finally:
+            if not place.streaming:
+                place.give_back()
+
+    async def _cancel(self, message: bytes, envelope: _Envelope) -> None:
+        """Send ``notifications/cancelled``; then stop reading (or resuming) the stream of the
+        request it names, which frees its connection and its place: no response is coming."""
+        place = _Place(self._control)
+        try:
+            await place.take()
+            await self._post(message, envelope, place, may_renew=True)
+        except _Failure as failure:
+            await self._fail(envelope, failure)
+        finally:
+            place.give_back()
+            ident = _cancelled_request(message)
+            if ident is not None:
+                scope = self._request_streams.pop(ident, None)
+                if scope is not None:
+                    scope.cancel()
 
     async def aclose(self) -> None:
         if self._closed:
@@ -363,8 +488,9 @@ class StreamableHTTPTransport(QueuedReceive):
         except httpx.HTTPError as exc:
             raise _Failure(CONNECTION_CLOSED, f"{what} failed: {exc!r}") from None
 
-    async def _post(self, message: bytes, envelope: _Envelope, *, may_renew: bool) -> None:
-        """POST one message and route what comes back. Raises :class:`_Failure`."""
+    async def _post(self, message: bytes, envelope: _Envelope, place: _Place, *, may_renew: bool) -> None:
+        """POST one message and route what comes back. Raises :class:`_Failure`. A request's
+        stream is read in the background, which gives ``place`` back when it ends."""
         is_initialize = envelope.method == "initialize"
         headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=is_initialize)
         headers["content-type"] = JSON
@@ -388,7 +514,7 @@ class StreamableHTTPTransport(QueuedReceive):
                     )
                 if await self._renew_session(sent_session):
                     if envelope.method != "notifications/initialized":  # the renewal sent it
-                        await self._post(message, envelope, may_renew=False)
+                        await self._post(message, envelope, place, may_renew=False)
                     return
                 raise _Failure(
                     CONNECTION_CLOSED,
@@ -417,7 +543,12 @@ class StreamableHTTPTransport(QueuedReceive):
             ident = envelope.id
             media = _media_type(response)
             if media == EVENT_STREAM:
-                await self._tasks.start(self._background, self._post_stream, response, ident)
+                place.streaming = True
+                try:
+                    await self._tasks.start(self._background, self._post_stream, response, ident, place)
+                except BaseException:
+                    place.streaming = False
+                    raise
                 handed_over = True
             elif media == JSON:
                 await self._deliver_json(response, ident)
@@ -551,17 +682,26 @@ class StreamableHTTPTransport(QueuedReceive):
         finally:
             self._scopes.discard(scope)
 
-    async def _post_stream(self, response: httpx.Response, ident: RequestId) -> None:
-        """The SSE answer to request ``ident``: read it, resume it until the response came."""
-        position = _StreamPosition(ident)
+    async def _post_stream(self, response: httpx.Response, ident: RequestId, place: _Place) -> None:
+        """The SSE answer to request ``ident``: read it, resume it until the response came
+        (or the request was cancelled); then give the request's place back."""
+        scope = anyio.CancelScope()
+        self._request_streams[ident] = scope
         try:
-            failure = await self._follow(position, response)
+            with scope:
+                position = _StreamPosition(ident)
+                try:
+                    failure = await self._follow(position, response)
+                finally:
+                    await _close(response)
+                if failure is None:
+                    failure = await self._resume(position)
+                if failure is not None and not position.answered:
+                    await self._fail_request(ident, failure)
         finally:
-            await _close(response)
-        if failure is None:
-            failure = await self._resume(position)
-        if failure is not None and not position.answered:
-            await self._fail_request(ident, failure)
+            if self._request_streams.get(ident) is scope:
+                del self._request_streams[ident]
+            place.give_back()
 
     async def _open_get_stream(self) -> None:
         """Open the GET stream in the background, and wait (up to ``_GET_OPEN_WAIT`` seconds)
@@ -807,6 +947,7 @@ async def open_streamable_http(
     max_reconnects: int = 5,
     reconnect_delay: float = 1.0,
     terminate_on_close: bool = True,
+    max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
 ) -> AsyncIterator[StreamableHTTPTransport]:
     """A Streamable HTTP transport to the MCP endpoint ``url``, closed when the block ends.
 
@@ -814,8 +955,12 @@ async def open_streamable_http(
     session and version headers win over them); ``auth`` is an ``httpx.Auth`` applied to each
     (an OAuth flow, a bearer token). ``timeout`` bounds connecting, sending and waiting for
     an answer's headers or JSON body; ``sse_read_timeout`` how long an SSE stream may be
-    silent. ``http_client`` is used instead of a new ``httpx.AsyncClient`` (and then not
-    closed here). ``max_message_size`` limits each received message; ``max_reconnects`` and
+    silent. ``max_requests_in_flight`` bounds the requests sent at once (each holds a
+    connection until its response came; more wait for a place, pings and other control
+    messages do not). ``http_client`` is used instead of a new ``httpx.AsyncClient`` (and then
+    not closed here); make it with ``limits=connection_limits(max_requests_in_flight)``, or
+    its pool, not this limit, decides when requests and control messages wait.
+    ``max_message_size`` limits each received message; ``max_reconnects`` and
     ``reconnect_delay`` (seconds, when the server sent no ``retry:``) govern resuming SSE
     streams; ``terminate_on_close`` sends DELETE for the session at the end. ::
 
@@ -824,7 +969,11 @@ async def open_streamable_http(
                 await session.list_tools()
     """
     own_client = http_client is None
-    client = http_client if http_client is not None else httpx.AsyncClient()
+    client = (
+        http_client
+        if http_client is not None
+        else httpx.AsyncClient(limits=connection_limits(max_requests_in_flight))
+    )
     error: BaseException | None = None
     try:
         async with anyio.create_task_group() as tasks:
@@ -840,6 +989,7 @@ async def open_streamable_http(
                 max_reconnects=max_reconnects,
                 reconnect_delay=reconnect_delay,
                 terminate_on_close=terminate_on_close,
+                max_requests_in_flight=max_requests_in_flight,
             )
             try:
                 yield transport
