@@ -307,3 +307,70 @@ async def test_prompts() -> None:
         with pytest.raises(McpError) as unknown:
             await client.get_prompt("nope")
         assert unknown.value.code == INVALID_PARAMS
+
+
+def test_templates_that_cannot_be_matched_are_refused_at_registration() -> None:
+    refusing = Server("refusing", "1")
+    for template in ("x://{a}{b}{c}{d}/end", "x://{+a}{+b}{+c}/end", "x://{name}-{version}/y"):
+        with pytest.raises(ValueError, match="cannot be matched unambiguously") as refused:
+
+            @refusing.resource(template)
+            def read(**variables: str) -> str:
+                return ""
+
+        assert repr(template) in str(refused.value)
+    assert refusing.resource_templates == []
+
+
+def hostile_server(**options: Any) -> Server:
+    hostile = Server("hostile", "1", **options)
+
+    @hostile.resource("file:///{+path}{?q}")
+    def file(path: str, q: str = "") -> str:
+        return f"{path}?{q}"
+
+    @hostile.resource("x://{a}/{b}/end")
+    def pair(a: str, b: str) -> str:
+        return a + b
+
+    return hostile
+
+
+async def test_hostile_uris_are_answered_quickly() -> None:
+    # The backtracking matcher took about 2 s on the 10 KB URI and minutes on the 100 KB one.
+    hostile = [
+        uri
+        for size in (10_000, 100_000)
+        for uri in (
+            "file:///" + "?q=" * (size // 3) + "#",
+            "x://" + "a" * size + "!",
+            "x://" + "a/" * (size // 2),
+        )
+    ]
+    async with connected(hostile_server(max_uri_length=200_000)) as client:
+        with anyio.fail_after(5):
+            for uri in hostile:
+                with pytest.raises(McpError) as info:
+                    await client.read_resource(uri)
+                assert info.value.code == RESOURCE_NOT_FOUND
+        found = (await client.read_resource("file:///a/b?q=1")).contents[0]
+        assert isinstance(found, types.TextResourceContents) and found.text == "a/b?1"
+
+
+async def test_over_long_uris_are_invalid_params() -> None:
+    async with connected(hostile_server()) as client:
+        with anyio.fail_after(5):
+            for uri in ("file:///" + "?q=" * 3_000 + "#", "x://" + "a" * 100_000 + "!"):
+                with pytest.raises(McpError) as info:
+                    await client.read_resource(uri)
+                assert info.value.code == INVALID_PARAMS
+                assert info.value.message == (
+                    f"URI too long: {len(uri)} characters, more than the 8192 this server accepts"
+                )
+                with pytest.raises(McpError) as subscribing:
+                    await client.subscribe_resource(uri)
+                assert subscribing.value.code == INVALID_PARAMS
+        at_limit = "x://" + "a" * (8192 - len("x://a//end")) + "/b/end"
+        assert len(at_limit) == 8192
+        text = (await client.read_resource(at_limit)).contents[0]
+        assert isinstance(text, types.TextResourceContents) and text.text.endswith("ab")

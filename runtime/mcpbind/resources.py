@@ -109,6 +109,7 @@ class FunctionResourceTemplate(_Backed):
     template: UriTemplate = field(default_factory=lambda: UriTemplate(""))
 
     def __post_init__(self) -> None:
+        self.template.check_matchable()  # ValueError naming the template
         super().__post_init__()
         missing = set(self.template.variable_names) - set(self._function.parameter_names)
         if missing:

@@ -62,6 +62,10 @@ class Server(HandlerRegistry):
     An object whose methods follow the generated protocols (``ServerHandlers`` and its parts
     such as ``HandlesToolsCall``) can be registered whole with :meth:`add_handlers`.
     Capabilities are derived from the registered handlers unless given.
+
+    ``max_uri_length``: the longest URI that ``resources/read`` and ``resources/subscribe``
+    accept for the resources registered with :meth:`resource` (8192 characters by default); a
+    longer one is refused with a -32602 error before any template is matched.
     """
 
     def __init__(
@@ -78,9 +82,11 @@ class Server(HandlerRegistry):
         max_pending_requests: int = 1024,
         expose_internal_errors: bool = False,
         page_size: int = 100,
+        max_uri_length: int = 8192,
     ) -> None:
         super().__init__("server")
         self.page_size = page_size
+        self.max_uri_length = max_uri_length
         self.tools: dict[str, FunctionTool] = {}
         self._tool_definitions: list[types.Tool] | None = None
         self.resources: dict[str, FunctionResource] = {}
@@ -249,10 +255,18 @@ class Server(HandlerRegistry):
         page = paginate([t.definition() for t in self.resource_templates], params.cursor, self.page_size)
         return types.ListResourceTemplatesResult(resource_templates=page.items, next_cursor=page.next_cursor)
 
+    def _check_uri(self, uri: str) -> None:
+        if len(uri) > self.max_uri_length:
+            raise McpError(
+                INVALID_PARAMS,
+                f"URI too long: {len(uri)} characters, more than the {self.max_uri_length} this server accepts",
+            )
+
     async def _read_resource(
         self, params: types.ReadResourceRequestParams, ctx: RequestContext
     ) -> types.ReadResourceResult:
         uri = params.uri
+        self._check_uri(uri)
         resource = self.resources.get(uri)
         if resource is not None:
             return types.ReadResourceResult(contents=await resource.read(ctx))
@@ -263,6 +277,7 @@ class Server(HandlerRegistry):
         raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
     async def _subscribe(self, params: types.SubscribeRequestParams, ctx: RequestContext) -> types.Result:
+        self._check_uri(params.uri)
         self._subscriptions.setdefault(ctx.session, set()).add(params.uri)
         return types.Result()
 
