@@ -136,6 +136,7 @@ class Server(HandlerRegistry):
         def register(fn: F) -> F:
             from mcpbind.tools import FunctionTool
 
+            self._claim("tool", methods.TOOLS_LIST, methods.TOOLS_CALL)
             made = FunctionTool(
                 fn,
                 name or fn.__name__,
@@ -149,8 +150,6 @@ class Server(HandlerRegistry):
             self.tools[made.name] = made
             self._tool_definitions = None
             self._changed_soon(methods.TOOLS_LIST_CHANGED)
-            self.request_handlers.setdefault(methods.TOOLS_LIST.method, self._list_tools)
-            self.request_handlers.setdefault(methods.TOOLS_CALL.method, self._call_tool)
             return fn
 
         return register
@@ -191,6 +190,10 @@ class Server(HandlerRegistry):
             from mcpbind.resources import FunctionResource, FunctionResourceTemplate
             from mcpbind.uri_template import UriTemplate
 
+            self._claim(
+                "resource", methods.RESOURCES_LIST, methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ
+            )
+
             options: dict[str, Any] = {
                 "name": name or fn.__name__,
                 "title": title,
@@ -208,14 +211,9 @@ class Server(HandlerRegistry):
             else:
                 self.resources[uri] = FunctionResource(fn, uri=uri, **options)
             self._changed_soon(methods.RESOURCES_LIST_CHANGED)
-            for spec, handler in (
-                (methods.RESOURCES_LIST, self._list_resources),
-                (methods.RESOURCES_TEMPLATES_LIST, self._list_resource_templates),
-                (methods.RESOURCES_READ, self._read_resource),
-                (methods.RESOURCES_SUBSCRIBE, self._subscribe),
-                (methods.RESOURCES_UNSUBSCRIBE, self._unsubscribe),
-            ):
-                self.request_handlers.setdefault(spec.method, handler)
+            # Subscriptions may be handled by hand (with on()), registered before or after.
+            self.request_handlers.setdefault(methods.RESOURCES_SUBSCRIBE.method, self._subscribe)
+            self.request_handlers.setdefault(methods.RESOURCES_UNSUBSCRIBE.method, self._unsubscribe)
             return fn
 
         return register
@@ -234,11 +232,11 @@ class Server(HandlerRegistry):
         def register(fn: F) -> F:
             from mcpbind.prompts import FunctionPrompt
 
+            self._claim("prompt", methods.PROMPTS_LIST, methods.PROMPTS_GET)
+
             made = FunctionPrompt(fn, name or fn.__name__, title=title, description=description, meta=meta)
             self.prompts[made.name] = made
             self._changed_soon(methods.PROMPTS_LIST_CHANGED)
-            self.request_handlers.setdefault(methods.PROMPTS_LIST.method, self._list_prompts)
-            self.request_handlers.setdefault(methods.PROMPTS_GET.method, self._get_prompt)
             return fn
 
         return register
@@ -400,26 +398,90 @@ class Server(HandlerRegistry):
 
     # -- registration ---------------------------------------------------------------------
 
+    def _own_handlers(self) -> dict[str, tuple[str, Callable[..., Any]]]:
+        """The methods the decorators answer from their registries: method -> (decorator,
+        handler). ``resources/subscribe`` and ``unsubscribe`` are not among them: a handler
+        registered with :meth:`on` replaces the built-in one."""
+        return {
+            methods.TOOLS_LIST.method: ("tool", self._list_tools),
+            methods.TOOLS_CALL.method: ("tool", self._call_tool),
+            methods.RESOURCES_LIST.method: ("resource", self._list_resources),
+            methods.RESOURCES_TEMPLATES_LIST.method: ("resource", self._list_resource_templates),
+            methods.RESOURCES_READ.method: ("resource", self._read_resource),
+            methods.PROMPTS_LIST.method: ("prompt", self._list_prompts),
+            methods.PROMPTS_GET.method: ("prompt", self._get_prompt),
+        }
+
+    def _claim(self, decorator: str, *specs: RequestSpec[Any, Any]) -> None:
+        """Make the ``@server.<decorator>`` registry answer ``specs``; ``ValueError`` if another
+        handler answers one of them already (it would be bypassed, or would bypass it)."""
+        own = self._own_handlers()
+        for spec in specs:
+            current = self.request_handlers.get(spec.method)
+            if current is not None and current != own[spec.method][1]:
+                raise ValueError(
+                    f"@server.{decorator}() cannot be used on a server that has its own handler for"
+                    f" {spec.method} (registered with on() or add_handlers()): the {decorator}s"
+                    f" registered would not be answered by it. Use one or the other."
+                )
+        for spec in specs:
+            self.request_handlers[spec.method] = own[spec.method][1]
+
+    def _check_free(self, method: str) -> None:
+        """``ValueError`` if a decorator's registry answers ``method``."""
+        owner = self._own_handlers().get(method)
+        if owner is not None and self.request_handlers.get(method) == owner[1]:
+            raise ValueError(
+                f"{method} is answered by the {owner[0]}s registered with @server.{owner[0]}(), so"
+                " a handler of its own cannot be registered for it (it would bypass them). Use one"
+                " or the other."
+            )
+
+    def on(
+        self, spec: RequestSpec[P, R]
+    ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
+        """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`).
+
+        ``ValueError`` for a method the tools, resources or prompts registered with the
+        decorators answer (``tools/list``, ``tools/call``, ``resources/list``,
+        ``resources/templates/list``, ``resources/read``, ``prompts/list``, ``prompts/get``):
+        those are answered either by the decorators or by hand, not both.
+        """
+        decorate = super().on(spec)
+
+        def register(
+            handler: Callable[[P, RequestContext], Awaitable[R]],
+        ) -> Callable[[P, RequestContext], Awaitable[R]]:
+            self._check_free(spec.method)
+            return decorate(handler)
+
+        return register
+
     def add_handlers(self, handlers: object) -> None:
-        """Register every ``on_<method>`` of ``handlers`` (see ``mcpbind.schema.v2025_11_25.stubs``)."""
+        """Register every ``on_<method>`` of ``handlers`` (see ``mcpbind.schema.v2025_11_25.stubs``).
+
+        ``ValueError`` (and nothing registered) if one of them is for a method the decorators
+        answer, as for :meth:`on`.
+        """
         from mcpbind.schema.v2025_11_25.stubs import ServerHandlers
 
-        found = 0
+        found: dict[str, Any] = {}
         for protocol in ServerHandlers.__mro__[1:]:
             for name, member in vars(protocol).items():
                 if not name.startswith("on_") or not inspect.iscoroutinefunction(member):
                     continue
                 bound = getattr(handlers, name, None)
-                if bound is None:
-                    continue
-                method = _method_of_handler(name)
-                if method in methods.REQUESTS:
-                    self.request_handlers[method] = bound
-                else:
-                    self.notification_handlers[method] = bound
-                found += 1
+                if bound is not None:
+                    found[_method_of_handler(name)] = bound
         if not found:
             raise ValueError(f"{type(handlers).__name__} has no on_<method> handlers")
+        for method in found:
+            self._check_free(method)
+        for method, bound in found.items():
+            if method in methods.REQUESTS:
+                self.request_handlers[method] = bound
+            else:
+                self.notification_handlers[method] = bound
 
     def server_capabilities(self) -> types.ServerCapabilities:
         """The capabilities declared at initialize: the given ones, else those the handlers imply."""
