@@ -35,8 +35,8 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
-from mcpbind.callables import UserFunction
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.callables import InvalidArguments, UserFunction
+from mcpbind.errors import McpError
 from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
@@ -180,12 +180,11 @@ class FunctionTool:
 
     async def call(self, arguments: dict[str, Any], ctx: RequestContext) -> types.CallToolResult:
         try:
-            kwargs = self._function.convert(arguments)
-        except msgspec.ValidationError as exc:
-            message = f"Invalid arguments for tool {self.name}: {str(exc).replace('`$', '`arguments')}"
+            kwargs = self._function.bind(arguments, f"tool {self.name}")
+        except InvalidArguments as exc:
             if ctx.protocol_version in _PROTOCOL_ERROR_VERSIONS:
-                raise McpError(INVALID_PARAMS, message) from None
-            return _error_result(message)
+                raise
+            return _error_result(exc.message)
         try:
             value = await self._function.call(kwargs, ctx)
         except McpError:
