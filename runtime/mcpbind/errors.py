@@ -1,4 +1,5 @@
-"""JSON-RPC error codes and the exception that carries one."""
+"""JSON-RPC error codes and the exception that carries one; :class:`ToolError`, the failure
+a tool reports to the model."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "McpError",
+    "ToolError",
 ]
 
 PARSE_ERROR: Final = -32700
@@ -41,3 +43,10 @@ class McpError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code}, {self.message!r})"
+
+
+class ToolError(Exception):
+    """Raised by a tool to fail with a message meant for the client (and its model): the call
+    is answered with an ``isError`` result holding ``str(error)``, whatever the server's
+    ``expose_internal_errors``. Any other exception a tool raises is logged on the server with
+    its traceback, and its text is sent only when ``expose_internal_errors`` is set."""

@@ -21,13 +21,19 @@ decoding, return values converted to MCP content.
   Arguments are still validated by decoding them into the parameters (the given schema is
   not evaluated), so its properties must agree with them (checked at registration); with an
   ``output_schema`` the tool returns the structured content itself, an object.
-- Sync functions run in a worker thread. An exception becomes an ``isError`` result, except
-  :class:`~mcpbind.errors.McpError`, which is a protocol error.
+- Sync functions run in a worker thread.
+- Failures: a :class:`~mcpbind.errors.ToolError` the tool raises becomes an ``isError`` result
+  with its message (meant for the model, as the spec's tool execution errors are). A
+  :class:`~mcpbind.errors.McpError` is a protocol error with its code and message. Any other
+  exception is unexpected: it is logged (logger ``mcpbind.tools``, with the traceback) and
+  becomes an ``isError`` result saying ``Error in tool NAME: internal error``, with the
+  exception's text instead only when the server was made with ``expose_internal_errors=True``.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 import types as pytypes
 from collections.abc import Callable, Mapping, Sequence
@@ -36,12 +42,14 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import msgspec
 
 from mcpbind.callables import InvalidArguments, UserFunction
-from mcpbind.errors import McpError
+from mcpbind.errors import McpError, ToolError
 from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
 
 __all__ = ["FunctionTool"]
+
+log = logging.getLogger("mcpbind.tools")
 
 _CONTENT = (
     types.TextContent,
@@ -189,8 +197,12 @@ class FunctionTool:
             value = await self._function.call(kwargs, ctx)
         except McpError:
             raise
+        except ToolError as exc:
+            return _error_result(str(exc))
         except Exception as exc:
-            return _error_result(f"Error in tool {self.name}: {exc}")
+            log.exception("tool %s failed", self.name)
+            detail = exc if ctx.session.expose_internal_errors else "internal error"
+            return _error_result(f"Error in tool {self.name}: {detail}")
         return self._convert(value)
 
     def _convert(self, value: Any) -> types.CallToolResult:
