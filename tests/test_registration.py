@@ -1,12 +1,16 @@
-"""Registering tools, resources and prompts: decorators versus hand-written handlers."""
+"""Registering tools, resources and prompts: decorators versus hand-written handlers; their
+titles and icons, and the server's, by protocol version."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import pytest
 
+from mcpbind.memory import memory_pair
 from mcpbind.methods import RequestSpec
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
@@ -133,3 +137,121 @@ async def test_decorators_and_unrelated_or_subscription_handlers_work_together()
         assert subscribed == ["note://7"]  # the hand-written subscribe handler won
         got = await client.get_prompt("greet", {"name": "ada"})
         assert got.messages[0].content == types.TextContent(text="hello ada")
+
+
+ICON = types.Icon(src="https://example.com/icon.png", mime_type="image/png", sizes=["48x48"], theme="light")
+ICON_JSON = {
+    "src": "https://example.com/icon.png",
+    "mimeType": "image/png",
+    "sizes": ["48x48"],
+    "theme": "light",
+}
+
+
+def decorated_server() -> Server:
+    server = Server(
+        "decorated",
+        "1.0",
+        title="Decorated Server",
+        description="Shows every display field",
+        icons=[ICON],
+        website_url="https://example.com",
+    )
+
+    @server.tool(title="Echo", icons=[ICON])
+    def echo(text: str) -> str:
+        return text
+
+    @server.resource("note://today", title="Today's note", icons=[ICON])
+    def today() -> str:
+        return "today"
+
+    @server.resource("note://{id}", title="A note", icons=[ICON])
+    def note(id: str) -> str:
+        return id
+
+    @server.prompt(title="Greeting", icons=[ICON])
+    def greet(name: str) -> str:
+        return f"hello {name}"
+
+    return server
+
+
+@pytest.mark.anyio
+async def test_title_icons_and_website_reach_a_2025_11_25_client() -> None:
+    async with connected(decorated_server()) as client:
+        info = client.server_info
+        assert (info.title, info.description, info.icons, info.website_url) == (
+            "Decorated Server",
+            "Shows every display field",
+            [ICON],
+            "https://example.com",
+        )
+        [tool] = (await client.list_tools()).tools
+        [resource] = (await client.list_resources()).resources
+        [template] = (await client.list_resource_templates()).resource_templates
+        [prompt] = (await client.list_prompts()).prompts
+        shown = [(tool.title, tool.icons), (resource.title, resource.icons), (template.title, template.icons)]
+        assert shown + [(prompt.title, prompt.icons)] == [
+            ("Echo", [ICON]),
+            ("Today's note", [ICON]),
+            ("A note", [ICON]),
+            ("Greeting", [ICON]),
+        ]
+
+
+async def raw_session(server: Server, version: str, methods_sent: list[str]) -> list[dict[str, Any]]:
+    """The JSON results ``server`` answers to initialize at ``version`` and then ``methods_sent``,
+    as a client of that version receives them."""
+    server_end, client_end = memory_pair()
+    results: list[dict[str, Any]] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.run, server_end)
+        with anyio.fail_after(10):
+            initialize = {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            }
+            for ident, method in enumerate(["initialize", *methods_sent]):
+                params = initialize if method == "initialize" else {}
+                await client_end.send(
+                    json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}).encode()
+                )
+                while "id" not in (answer := json.loads(await client_end.receive())):
+                    pass
+                results.append(answer["result"])
+                if method == "initialize":
+                    await client_end.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        await client_end.aclose()
+        tg.cancel_scope.cancel()
+    return results
+
+
+LISTS = ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+async def test_display_fields_are_left_out_for_versions_without_them(version: str) -> None:
+    initialized, tools, resources, templates, prompts = await raw_session(decorated_server(), version, LISTS)
+    assert initialized["protocolVersion"] == version
+    described = [
+        initialized["serverInfo"],
+        tools["tools"][0],
+        resources["resources"][0],
+        templates["resourceTemplates"][0],
+        prompts["prompts"][0],
+    ]
+    newest = version == "2025-11-25"
+    has_title = version in ("2025-11-25", "2025-06-18")
+    for item in described:
+        assert ("icons" in item) is newest, item
+        if newest:
+            assert item["icons"] == [ICON_JSON]
+        assert ("title" in item) is has_title, item
+    server_info = initialized["serverInfo"]
+    assert ("websiteUrl" in server_info) is newest and ("description" in server_info) is newest
+    if newest:
+        assert server_info["websiteUrl"] == "https://example.com"
+        assert server_info["description"] == "Shows every display field"

@@ -48,6 +48,7 @@ class FunctionPrompt:
     title: str | None = None
     description: str | None = None
     meta: dict[str, Any] | None = None
+    icons: list[types.Icon] | None = None
     _function: UserFunction = field(init=False)
 
     def __post_init__(self) -> None:
@@ -70,6 +71,7 @@ class FunctionPrompt:
                 )
                 for name in self._function.parameter_names
             ],
+            icons=self.icons if self.icons is not None else types.UNSET,
             meta=self.meta if self.meta is not None else types.UNSET,
         )
 

@@ -52,6 +52,7 @@ class _Backed:
     mime_type: str | None = None
     annotations: types.Annotations | None = None
     meta: dict[str, Any] | None = None
+    icons: list[types.Icon] | None = None
     _function: UserFunction = field(init=False)
 
     def __post_init__(self) -> None:
@@ -106,6 +107,7 @@ class FunctionResource(_Backed):
             description=_opt(self.description),
             mime_type=_opt(self.mime_type),
             annotations=_opt(self.annotations),
+            icons=_opt(self.icons),
             meta=_opt(self.meta),
         )
 
@@ -141,6 +143,7 @@ class FunctionResourceTemplate(_Backed):
             description=_opt(self.description),
             mime_type=_opt(self.mime_type),
             annotations=_opt(self.annotations),
+            icons=_opt(self.icons),
             meta=_opt(self.meta),
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -63,6 +63,11 @@ class Server(HandlerRegistry):
     such as ``HandlesToolsCall``) can be registered whole with :meth:`add_handlers`.
     Capabilities are derived from the registered handlers unless given.
 
+    ``name``, ``version``, ``title``, ``description``, ``icons`` and ``website_url`` make the
+    ``serverInfo`` sent at initialize; a client that negotiated an older protocol version gets
+    only the fields its version has (``title`` since 2025-06-18, the other three since
+    2025-11-25), as for the ``title`` and ``icons`` of tools, resources and prompts.
+
     ``max_uri_length``: the longest URI that ``resources/read`` and ``resources/subscribe``
     accept for the resources registered with :meth:`resource` (8192 characters by default); a
     longer one is refused with a -32602 error before any template is matched.
@@ -74,6 +79,9 @@ class Server(HandlerRegistry):
         version: str,
         *,
         title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[types.Icon] | None = None,
+        website_url: str | None = None,
         instructions: str | None = None,
         capabilities: types.ServerCapabilities | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
@@ -96,7 +104,12 @@ class Server(HandlerRegistry):
         self._sessions: set[Session] = set()
         self.request_handlers[methods.LOGGING_SETLEVEL.method] = self._set_level
         self.info = types.Implementation(
-            name=name, version=version, title=title if title is not None else types.UNSET
+            name=name,
+            version=version,
+            title=title if title is not None else types.UNSET,
+            description=description if description is not None else types.UNSET,
+            icons=list(icons) if icons is not None else types.UNSET,
+            website_url=website_url if website_url is not None else types.UNSET,
         )
         self.instructions = instructions
         self.capabilities = capabilities
@@ -118,6 +131,7 @@ class Server(HandlerRegistry):
         meta: dict[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: make a function (sync or async) a tool; see :mod:`mcpbind.tools`.
 
@@ -131,6 +145,10 @@ class Server(HandlerRegistry):
         ``ValueError`` at registration otherwise. ``output_schema`` likewise replaces the
         derived ``outputSchema``; the function then returns the structured content itself (a
         mapping, struct or dataclass), or a ``CallToolResult``.
+
+        ``title`` (a display name) and ``icons`` (``types.Icon(src=..., mime_type=...,
+        sizes=[...], theme=...)``) are sent to clients whose protocol version has them
+        (``title`` since 2025-06-18, ``icons`` since 2025-11-25) and left out for older ones.
         """
 
         def register(fn: F) -> F:
@@ -146,6 +164,7 @@ class Server(HandlerRegistry):
                 meta=meta,
                 input_schema=input_schema,
                 output_schema=output_schema,
+                icons=icons,
             )
             self.tools[made.name] = made
             self._tool_definitions = None
@@ -182,9 +201,13 @@ class Server(HandlerRegistry):
         mime_type: str | None = None,
         annotations: types.Annotations | None = None,
         meta: dict[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: a resource at ``uri``, or resource template when ``uri`` holds ``{...}``
-        (RFC 6570); see :mod:`mcpbind.resources`."""
+        (RFC 6570); see :mod:`mcpbind.resources`. ``title`` and ``icons`` as for :meth:`tool`.
+
+        A template that cannot be matched unambiguously (see :mod:`mcpbind.uri_template`) is a
+        ``ValueError`` naming it."""
 
         def register(fn: F) -> F:
             from mcpbind.resources import FunctionResource, FunctionResourceTemplate
@@ -201,6 +224,7 @@ class Server(HandlerRegistry):
                 "mime_type": mime_type,
                 "annotations": annotations,
                 "meta": meta,
+                "icons": list(icons) if icons is not None else None,
             }
             if "{" in uri:
                 made = FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
@@ -225,16 +249,24 @@ class Server(HandlerRegistry):
         title: str | None = None,
         description: str | None = None,
         meta: dict[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: a prompt whose arguments are the function's parameters; see
-        :mod:`mcpbind.prompts`."""
+        :mod:`mcpbind.prompts`. ``title`` and ``icons`` as for :meth:`tool`."""
 
         def register(fn: F) -> F:
             from mcpbind.prompts import FunctionPrompt
 
             self._claim("prompt", methods.PROMPTS_LIST, methods.PROMPTS_GET)
 
-            made = FunctionPrompt(fn, name or fn.__name__, title=title, description=description, meta=meta)
+            made = FunctionPrompt(
+                fn,
+                name or fn.__name__,
+                title=title,
+                description=description,
+                meta=meta,
+                icons=list(icons) if icons is not None else None,
+            )
             self.prompts[made.name] = made
             self._changed_soon(methods.PROMPTS_LIST_CHANGED)
             return fn

@@ -121,6 +121,7 @@ class FunctionTool:
         "annotations",
         "description",
         "fn",
+        "icons",
         "input_schema",
         "meta",
         "name",
@@ -139,10 +140,12 @@ class FunctionTool:
         meta: dict[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name
         self.title = title
+        self.icons = list(icons) if icons is not None else None
         self.annotations = annotations
         self.meta = meta
         # A given schema refusing other properties is held to it; the derived one allows them.
@@ -183,6 +186,7 @@ class FunctionTool:
             input_schema=self.input_schema,
             output_schema=self.output_schema if self.output_schema is not None else types.UNSET,
             annotations=self.annotations if self.annotations is not None else types.UNSET,
+            icons=self.icons if self.icons is not None else types.UNSET,
             meta=self.meta if self.meta is not None else types.UNSET,
         )
 
