@@ -24,7 +24,7 @@ import anyio
 import msgspec
 
 from mcpbind.elicitation import elicit_form
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.errors import INVALID_PARAMS, McpError, ToolError
 from mcpbind.http.server import close_sse_stream, serve_http
 from mcpbind.media import Audio, Image
 from mcpbind.schema import v2025_11_25 as types
@@ -233,7 +233,7 @@ def build_server() -> Server:
     @server.tool()
     def test_error_handling() -> str:
         """Always fails; the failure comes back as a result with isError."""
-        raise RuntimeError(ERROR_TEXT)
+        raise ToolError(ERROR_TEXT)
 
     # tools: notifications while running
 
@@ -263,7 +263,7 @@ def build_server() -> Server:
     async def test_sampling(prompt: str, ctx: RequestContext) -> str:
         """Asks the client's model to answer the prompt (sampling/createMessage)."""
         if isinstance(ctx.peer_capabilities.sampling, types.UnsetType):
-            raise RuntimeError("test_sampling needs a client with the sampling capability")
+            raise ToolError("test_sampling needs a client with the sampling capability")
         result = await ctx.create_message(
             types.CreateMessageRequestParams(
                 messages=[types.SamplingMessage(role="user", content=types.TextContent(text=prompt))],
@@ -399,7 +399,7 @@ def build_server() -> Server:
 
 def _require_elicitation(ctx: RequestContext) -> None:
     if isinstance(ctx.peer_capabilities.elicitation, types.UnsetType):
-        raise RuntimeError("This tool needs a client with the elicitation capability")
+        raise ToolError("This tool needs a client with the elicitation capability")
 
 
 # -- running it -------------------------------------------------------------------------------

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import base64
+import enum
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.abc
@@ -307,3 +308,150 @@ async def test_prompts() -> None:
         with pytest.raises(McpError) as unknown:
             await client.get_prompt("nope")
         assert unknown.value.code == INVALID_PARAMS
+
+
+def test_templates_that_cannot_be_matched_are_refused_at_registration() -> None:
+    refusing = Server("refusing", "1")
+    for template in ("x://{a}{b}{c}{d}/end", "x://{+a}{+b}{+c}/end", "x://{name}-{version}/y"):
+        with pytest.raises(ValueError, match="cannot be matched unambiguously") as refused:
+
+            @refusing.resource(template)
+            def read(**variables: str) -> str:
+                return ""
+
+        assert repr(template) in str(refused.value)
+    assert refusing.resource_templates == []
+
+
+def hostile_server(**options: Any) -> Server:
+    hostile = Server("hostile", "1", **options)
+
+    @hostile.resource("file:///{+path}{?q}")
+    def file(path: str, q: str = "") -> str:
+        return f"{path}?{q}"
+
+    @hostile.resource("x://{a}/{b}/end")
+    def pair(a: str, b: str) -> str:
+        return a + b
+
+    return hostile
+
+
+async def test_hostile_uris_are_answered_quickly() -> None:
+    # The backtracking matcher took about 2 s on the 10 KB URI and minutes on the 100 KB one.
+    hostile = [
+        uri
+        for size in (10_000, 100_000)
+        for uri in (
+            "file:///" + "?q=" * (size // 3) + "#",
+            "x://" + "a" * size + "!",
+            "x://" + "a/" * (size // 2),
+        )
+    ]
+    async with connected(hostile_server(max_uri_length=200_000)) as client:
+        with anyio.fail_after(5):
+            for uri in hostile:
+                with pytest.raises(McpError) as info:
+                    await client.read_resource(uri)
+                assert info.value.code == RESOURCE_NOT_FOUND
+        found = (await client.read_resource("file:///a/b?q=1")).contents[0]
+        assert isinstance(found, types.TextResourceContents) and found.text == "a/b?1"
+
+
+async def test_over_long_uris_are_invalid_params() -> None:
+    async with connected(hostile_server()) as client:
+        with anyio.fail_after(5):
+            for uri in ("file:///" + "?q=" * 3_000 + "#", "x://" + "a" * 100_000 + "!"):
+                with pytest.raises(McpError) as info:
+                    await client.read_resource(uri)
+                assert info.value.code == INVALID_PARAMS
+                assert info.value.message == (
+                    f"URI too long: {len(uri)} characters, more than the 8192 this server accepts"
+                )
+                with pytest.raises(McpError) as subscribing:
+                    await client.subscribe_resource(uri)
+                assert subscribing.value.code == INVALID_PARAMS
+        at_limit = "x://" + "a" * (8192 - len("x://a//end")) + "/b/end"
+        assert len(at_limit) == 8192
+        text = (await client.read_resource(at_limit)).contents[0]
+        assert isinstance(text, types.TextResourceContents) and text.text.endswith("ab")
+
+
+class Shade(enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+def typed_server() -> Server:
+    typed = Server("typed", "1")
+
+    @typed.resource("items://{id}{?detailed,limit,shade,size}")
+    def item(
+        id: int,
+        detailed: bool = False,
+        limit: int | None = None,
+        shade: Shade = Shade.LIGHT,
+        size: Literal["s", "m", "l"] = "m",
+    ) -> str:
+        assert isinstance(id, int) and isinstance(detailed, bool)
+        return f"{id!r} {detailed!r} {limit!r} {shade.value} {size}"
+
+    @typed.resource("sum://{/n*}")
+    def total(n: list[int]) -> str:
+        return str(sum(n))
+
+    @typed.prompt()
+    def plan(steps: int, verbose: bool = False, shade: Shade = Shade.DARK) -> str:
+        return f"{steps!r} {verbose!r} {shade.value}"
+
+    return typed
+
+
+async def test_template_variables_and_prompt_arguments_are_converted_to_the_annotated_types() -> None:
+    async with connected(typed_server()) as client:
+
+        async def read(uri: str) -> str:
+            [contents] = (await client.read_resource(uri)).contents
+            assert isinstance(contents, types.TextResourceContents)
+            return contents.text
+
+        assert await read("items://42") == "42 False None light m"
+        assert await read("items://7?detailed=true&limit=3&shade=dark&size=l") == "7 True 3 dark l"
+        assert await read("sum:///1/2/39") == "42"
+        got = await client.get_prompt("plan", {"steps": "3", "verbose": "true", "shade": "light"})
+        assert got.messages[0].content == types.TextContent(text="3 True light")
+
+        bad = {
+            "items://abc": "Invalid arguments for resource template items://{id}{?detailed,limit,shade,size}:"
+            " Expected `int`, got `str` - at `arguments.id`",
+            "items://1?detailed=maybe": "Expected `bool`, got `str` - at `arguments.detailed`",
+            "items://1?shade=pink": "Invalid enum value 'pink' - at `arguments.shade`",
+            "items://1?size=xl": "Invalid enum value 'xl' - at `arguments.size`",
+            "sum:///1/x": "Expected `int`, got `str` - at `arguments.n[1]`",
+        }
+        for uri, message in bad.items():
+            with pytest.raises(McpError) as info:
+                await client.read_resource(uri)
+            assert info.value.code == INVALID_PARAMS and info.value.message.endswith(message), uri
+        with pytest.raises(McpError) as prompt_error:
+            await client.get_prompt("plan", {"steps": "many"})
+        assert prompt_error.value.code == INVALID_PARAMS
+        assert prompt_error.value.message == (
+            "Invalid arguments for prompt plan: Expected `int`, got `str` - at `arguments.steps`"
+        )
+        assert await read("items://5") == "5 False None light m"  # the server goes on
+
+
+def test_resource_parameters_that_nothing_fills_are_refused_at_registration() -> None:
+    strict = Server("strict", "1")
+    with pytest.raises(TypeError, match=r"resource template items://\{id\}: .*\['owner'\] have no default"):
+
+        @strict.resource("items://{id}")
+        def item(id: int, owner: str) -> str:
+            return owner
+
+    with pytest.raises(TypeError, match=r"resource config://app: .*\['name'\] have no default"):
+
+        @strict.resource("config://app")
+        def config(name: str) -> str:
+            return name

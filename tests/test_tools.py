@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -11,7 +12,7 @@ import msgspec
 import pytest
 
 from mcpbind.client import Client, ClientSession
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError, ToolError
 from mcpbind.media import Audio, Image
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
@@ -123,7 +124,7 @@ async def test_calls_and_conversions() -> None:
         ]
         broken = await client.call_tool("explode")
         assert broken.is_error is True and broken.content == [
-            types.TextContent(text="Error in tool explode: the tool broke")
+            types.TextContent(text="Error in tool explode: internal error")
         ]
 
 
@@ -530,3 +531,87 @@ def test_an_annotation_that_cannot_be_resolved_fails_registration_clearly() -> N
 
 def misspelt(point: Pont) -> str:  # type: ignore[name-defined]  # noqa: F821
     return ""
+
+
+def failing_server(expose_internal_errors: bool) -> Server:
+    failing = Server("failing", "1", expose_internal_errors=expose_internal_errors)
+
+    @failing.tool()
+    def crash() -> str:
+        raise RuntimeError("password=hunter2")
+
+    @failing.tool()
+    async def crash_async() -> str:
+        raise KeyError("secret key")
+
+    @failing.tool()
+    def refuse(city: str) -> str:
+        raise ToolError(f"No weather for {city}: the station is down")
+
+    @failing.tool()
+    def protocol() -> str:
+        raise McpError(INVALID_PARAMS, "Deliberately invalid")
+
+    @failing.resource("secret://{name}")
+    def secret(name: str) -> str:
+        raise RuntimeError(f"cannot open /etc/{name}")
+
+    @failing.resource("gone://{name}")
+    def gone(name: str) -> str:
+        raise McpError(RESOURCE_NOT_FOUND, f"No such thing: {name}")
+
+    @failing.prompt()
+    def broken(topic: str) -> str:
+        raise RuntimeError(f"token for {topic} expired")
+
+    return failing
+
+
+@pytest.mark.parametrize("expose", [False, True])
+async def test_unexpected_failures_are_logged_and_hidden_unless_exposed(
+    expose: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="mcpbind")
+    async with connected(failing_server(expose)) as client:
+        crashed = await client.call_tool("crash")
+        crashed_async = await client.call_tool("crash_async")
+        with pytest.raises(McpError) as resource_error:
+            await client.read_resource("secret://shadow")
+        with pytest.raises(McpError) as prompt_error:
+            await client.get_prompt("broken", {"topic": "mail"})
+        # Deliberate failures carry their message whatever the setting.
+        refused = await client.call_tool("refuse", {"city": "Paris"})
+        with pytest.raises(McpError) as protocol_error:
+            await client.call_tool("protocol")
+        with pytest.raises(McpError) as not_found:
+            await client.read_resource("gone://x")
+
+    assert crashed.is_error is True and crashed_async.is_error is True
+    assert resource_error.value.code == prompt_error.value.code == INTERNAL_ERROR
+    if expose:
+        assert crashed.content == [types.TextContent(text="Error in tool crash: password=hunter2")]
+        assert crashed_async.content == [types.TextContent(text="Error in tool crash_async: 'secret key'")]
+        assert resource_error.value.message == "Internal error: cannot open /etc/shadow"
+        assert prompt_error.value.message == "Internal error: token for mail expired"
+    else:
+        assert crashed.content == [types.TextContent(text="Error in tool crash: internal error")]
+        assert crashed_async.content == [types.TextContent(text="Error in tool crash_async: internal error")]
+        assert resource_error.value.message == prompt_error.value.message == "Internal error"
+    assert refused.is_error is True
+    assert refused.content == [types.TextContent(text="No weather for Paris: the station is down")]
+    assert (protocol_error.value.code, protocol_error.value.message) == (
+        INVALID_PARAMS,
+        "Deliberately invalid",
+    )
+    assert (not_found.value.code, not_found.value.message) == (RESOURCE_NOT_FOUND, "No such thing: x")
+
+    # Every unexpected failure is in the server's log, with its traceback; deliberate ones are not.
+    logged = [r for r in caplog.records if r.name.startswith("mcpbind")]
+    assert len(logged) == 4
+    texts = [
+        r.getMessage() + "\n" + logging.Formatter().formatException(r.exc_info) for r in logged if r.exc_info
+    ]
+    assert len(texts) == 4
+    for secret in ("password=hunter2", "'secret key'", "cannot open /etc/shadow", "token for mail expired"):
+        assert sum(secret in text and "Traceback" in text for text in texts) == 1, secret
+    assert any(r.name == "mcpbind.tools" and "crash" in r.getMessage() for r in logged)

@@ -5,6 +5,13 @@ is not an argument. The other parameters become a msgspec struct, so arguments a
 (and described by a JSON Schema) in one place. Sync functions run in a worker thread, so they
 never block the event loop.
 
+One binding policy (:meth:`UserFunction.bind`) serves every feature: what arrives is converted
+to the annotated types of the parameters, and a value that does not fit is an
+:class:`InvalidArguments` error (-32602) naming the parameter. Tool arguments are JSON and are
+converted strictly (``"5"`` is no ``int``); prompt arguments and URI-template variables arrive
+as strings and are converted from their text (``"5"`` is the ``int`` 5, ``"true"`` a ``bool``,
+``"red"`` an enum member or ``Literal`` value, a list of strings a ``list[int]``...).
+
 Each parameter's description comes from ``Annotated[..., msgspec.Meta(description=...)]``, else
 from the docstring (Google, NumPy or Sphinx style, see :mod:`mcpbind.docstrings`); the
 function's description is its docstring without the parameter section.
@@ -14,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
@@ -23,9 +30,19 @@ import anyio.to_thread
 import msgspec
 
 from mcpbind.docstrings import parse_docstring
+from mcpbind.errors import INVALID_PARAMS, McpError
 from mcpbind.session import RequestContext
 
-__all__ = ["UserFunction"]
+__all__ = ["InvalidArguments", "UserFunction"]
+
+
+class InvalidArguments(McpError):
+    """Arguments that do not fit a function's parameters: a -32602 error whose message names
+    the parameter, e.g. ``Invalid arguments for prompt review: Expected `int`, got `str` - at
+    `arguments.count```."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INVALID_PARAMS, message)
 
 
 @dataclass(frozen=True)
@@ -87,9 +104,15 @@ class UserFunction:
     def parameter_names(self) -> tuple[str, ...]:
         return self.arguments.__struct_fields__
 
-    def convert(self, arguments: dict[str, Any], *, strict: bool = True) -> dict[str, Any]:
-        """Validated keyword arguments; ``msgspec.ValidationError`` names the bad one."""
-        values = msgspec.convert(arguments, self.arguments, strict=strict)
+    def bind(self, arguments: Mapping[str, Any], what: str, *, from_strings: bool = False) -> dict[str, Any]:
+        """The keyword arguments for the function: ``arguments`` converted to the parameters'
+        types (strictly, or from text with ``from_strings``; see the module docstring), defaults
+        filled in. :class:`InvalidArguments` ("Invalid arguments for ``what``: ...") otherwise."""
+        try:
+            values = msgspec.convert(arguments, self.arguments, strict=not from_strings)
+        except msgspec.ValidationError as exc:
+            detail = str(exc).replace("`$", "`arguments")
+            raise InvalidArguments(f"Invalid arguments for {what}: {detail}") from None
         return {name: getattr(values, name) for name in self.parameter_names}
 
     async def call(self, kwargs: dict[str, Any], ctx: RequestContext) -> Any:

@@ -1,4 +1,5 @@
-"""JSON-RPC error codes and the exception that carries one."""
+"""JSON-RPC error codes and the exception that carries one; :class:`ToolError`, the failure
+a tool reports to the model."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ __all__ = [
     "McpError",
     "URLElicitationRequiredError",
     "error_from_response",
+    "ToolError",
 ]
 
 PARSE_ERROR: Final = -32700
@@ -91,3 +93,8 @@ def error_from_response(code: int, message: str, data: Any = UNSET) -> McpError:
         else:
             return URLElicitationRequiredError(elicitations, message, data)
     return McpError(code, message, data)
+class ToolError(Exception):
+    """Raised by a tool to fail with a message meant for the client (and its model): the call
+    is answered with an ``isError`` result holding ``str(error)``, whatever the server's
+    ``expose_internal_errors``. Any other exception a tool raises is logged on the server with
+    its traceback, and its text is sent only when ``expose_internal_errors`` is set."""

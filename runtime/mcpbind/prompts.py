@@ -7,7 +7,8 @@
 
 Parameters are the prompt's arguments (required when they have no default; a parameter
 annotated with ``RequestContext`` receives the context). Arguments arrive as strings and are
-converted to the annotated types (``"3"`` for an ``int`` is fine here). A ``str`` becomes one
+converted to the annotated types (``"3"`` for an ``int`` is fine), as template variables are
+(see :mod:`mcpbind.callables`); a value that does not convert is a -32602 error naming it. A ``str`` becomes one
 user message; a content block, an :class:`~mcpbind.media.Image` / :class:`~mcpbind.media.Audio`,
 a ``PromptMessage``, or a list mixing them becomes messages (plain strings, blocks and media as
 user messages); a ``GetPromptResult`` is sent as it is. :func:`user_message` and
@@ -24,10 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
 from mcpbind.callables import UserFunction
-from mcpbind.errors import INVALID_PARAMS, McpError
 from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
@@ -50,6 +48,7 @@ class FunctionPrompt:
     title: str | None = None
     description: str | None = None
     meta: dict[str, Any] | None = None
+    icons: list[types.Icon] | None = None
     _function: UserFunction = field(init=False)
 
     def __post_init__(self) -> None:
@@ -72,15 +71,12 @@ class FunctionPrompt:
                 )
                 for name in self._function.parameter_names
             ],
+            icons=self.icons if self.icons is not None else types.UNSET,
             meta=self.meta if self.meta is not None else types.UNSET,
         )
 
     async def get(self, arguments: dict[str, str], ctx: RequestContext) -> types.GetPromptResult:
-        try:
-            kwargs = self._function.convert(arguments, strict=False)  # "3" is fine for an int
-        except msgspec.ValidationError as exc:
-            message = str(exc).replace("`$", "`arguments")
-            raise McpError(INVALID_PARAMS, f"Invalid arguments for prompt {self.name}: {message}") from None
+        kwargs = self._function.bind(arguments, f"prompt {self.name}", from_strings=True)
         value = await self._function.call(kwargs, ctx)
         if isinstance(value, types.GetPromptResult):
             return value

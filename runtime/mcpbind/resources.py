@@ -10,8 +10,12 @@ What a function returns becomes the read result: ``str`` is text (``text/plain``
 type is given), ``bytes`` is a base64 blob, a ``TextResourceContents`` /
 ``BlobResourceContents`` (or a list of them) is sent as it is, an :class:`~mcpbind.media.Image`
 or :class:`~mcpbind.media.Audio` is a blob of its own MIME type, and anything else is encoded as
-JSON text (``application/json``). A template's variables are passed as keyword arguments; a
-parameter annotated with ``RequestContext`` receives the context.
+JSON text (``application/json``). A template's variables are passed as keyword arguments,
+converted from their text to the annotated types (``id: int`` gets ``42`` from
+``items://42``; see :mod:`mcpbind.callables`), a value that does not convert being a -32602
+error naming the parameter; a parameter annotated with ``RequestContext`` receives the
+context. Each of the other parameters needs a default (a resource at a fixed URI gets no
+arguments; a template, its variables): ``TypeError`` at registration otherwise.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class _Backed:
     mime_type: str | None = None
     annotations: types.Annotations | None = None
     meta: dict[str, Any] | None = None
+    icons: list[types.Icon] | None = None
     _function: UserFunction = field(init=False)
 
     def __post_init__(self) -> None:
@@ -57,6 +62,13 @@ class _Backed:
 
     async def _run(self, uri: str, kwargs: dict[str, Any], ctx: RequestContext) -> list[Any]:
         return _contents(uri, await self._function.call(kwargs, ctx), self.mime_type)
+
+    def _check_required(self, given: tuple[str, ...], what: str) -> None:
+        unfilled = [name for name in self._function.required if name not in given]
+        if unfilled:
+            raise TypeError(
+                f"{what}: the function's parameters {unfilled} have no default, and nothing fills them"
+            )
 
 
 def _contents(uri: str, value: Any, mime_type: str | None) -> list[Any]:
@@ -95,8 +107,13 @@ class FunctionResource(_Backed):
             description=_opt(self.description),
             mime_type=_opt(self.mime_type),
             annotations=_opt(self.annotations),
+            icons=_opt(self.icons),
             meta=_opt(self.meta),
         )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check_required((), f"resource {self.uri}")
 
     async def read(self, ctx: RequestContext) -> list[Any]:
         return await self._run(self.uri, {}, ctx)
@@ -109,12 +126,14 @@ class FunctionResourceTemplate(_Backed):
     template: UriTemplate = field(default_factory=lambda: UriTemplate(""))
 
     def __post_init__(self) -> None:
+        self.template.check_matchable()  # ValueError naming the template
         super().__post_init__()
         missing = set(self.template.variable_names) - set(self._function.parameter_names)
         if missing:
             raise TypeError(
                 f"resource template {self.template}: the function lacks parameters {sorted(missing)}"
             )
+        self._check_required(self.template.variable_names, f"resource template {self.template}")
 
     def definition(self) -> types.ResourceTemplate:
         return types.ResourceTemplate(
@@ -124,6 +143,7 @@ class FunctionResourceTemplate(_Backed):
             description=_opt(self.description),
             mime_type=_opt(self.mime_type),
             annotations=_opt(self.annotations),
+            icons=_opt(self.icons),
             meta=_opt(self.meta),
         )
 
@@ -131,4 +151,5 @@ class FunctionResourceTemplate(_Backed):
         return self.template.match(uri)
 
     async def read(self, uri: str, variables: dict[str, Any], ctx: RequestContext) -> list[Any]:
-        return await self._run(uri, dict(variables), ctx)
+        kwargs = self._function.bind(variables, f"resource template {self.template}", from_strings=True)
+        return await self._run(uri, kwargs, ctx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -68,6 +68,15 @@ class Server(HandlerRegistry):
     and answers ``logging/setLevel``. ``None`` (the default): only when a ``logging/setLevel``
     handler of its own is registered. Without the capability, ``ctx.log`` raises and
     ``logging/setLevel`` gets -32601, as the specification asks.
+
+    ``name``, ``version``, ``title``, ``description``, ``icons`` and ``website_url`` make the
+    ``serverInfo`` sent at initialize; a client that negotiated an older protocol version gets
+    only the fields its version has (``title`` since 2025-06-18, the other three since
+    2025-11-25), as for the ``title`` and ``icons`` of tools, resources and prompts.
+
+    ``max_uri_length``: the longest URI that ``resources/read`` and ``resources/subscribe``
+    accept for the resources registered with :meth:`resource` (8192 characters by default); a
+    longer one is refused with a -32602 error before any template is matched.
     """
 
     def __init__(
@@ -76,6 +85,9 @@ class Server(HandlerRegistry):
         version: str,
         *,
         title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[types.Icon] | None = None,
+        website_url: str | None = None,
         instructions: str | None = None,
         capabilities: types.ServerCapabilities | None = None,
         logging: bool | None = None,
@@ -85,9 +97,11 @@ class Server(HandlerRegistry):
         max_pending_requests: int = 1024,
         expose_internal_errors: bool = False,
         page_size: int = 100,
+        max_uri_length: int = 8192,
     ) -> None:
         super().__init__("server")
         self.page_size = page_size
+        self.max_uri_length = max_uri_length
         self.tools: dict[str, FunctionTool] = {}
         self._tool_definitions: list[types.Tool] | None = None
         self.resources: dict[str, FunctionResource] = {}
@@ -97,7 +111,12 @@ class Server(HandlerRegistry):
         self._sessions: set[Session] = set()
         self.request_handlers[methods.LOGGING_SETLEVEL.method] = self._set_level
         self.info = types.Implementation(
-            name=name, version=version, title=title if title is not None else types.UNSET
+            name=name,
+            version=version,
+            title=title if title is not None else types.UNSET,
+            description=description if description is not None else types.UNSET,
+            icons=list(icons) if icons is not None else types.UNSET,
+            website_url=website_url if website_url is not None else types.UNSET,
         )
         self.instructions = instructions
         self.capabilities = capabilities
@@ -120,6 +139,7 @@ class Server(HandlerRegistry):
         meta: dict[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: make a function (sync or async) a tool; see :mod:`mcpbind.tools`.
 
@@ -133,11 +153,16 @@ class Server(HandlerRegistry):
         ``ValueError`` at registration otherwise. ``output_schema`` likewise replaces the
         derived ``outputSchema``; the function then returns the structured content itself (a
         mapping, struct or dataclass), or a ``CallToolResult``.
+
+        ``title`` (a display name) and ``icons`` (``types.Icon(src=..., mime_type=...,
+        sizes=[...], theme=...)``) are sent to clients whose protocol version has them
+        (``title`` since 2025-06-18, ``icons`` since 2025-11-25) and left out for older ones.
         """
 
         def register(fn: F) -> F:
             from mcpbind.tools import FunctionTool
 
+            self._claim("tool", methods.TOOLS_LIST, methods.TOOLS_CALL)
             made = FunctionTool(
                 fn,
                 name or fn.__name__,
@@ -147,12 +172,11 @@ class Server(HandlerRegistry):
                 meta=meta,
                 input_schema=input_schema,
                 output_schema=output_schema,
+                icons=icons,
             )
             self.tools[made.name] = made
             self._tool_definitions = None
             self._changed_soon(methods.TOOLS_LIST_CHANGED)
-            self.request_handlers.setdefault(methods.TOOLS_LIST.method, self._list_tools)
-            self.request_handlers.setdefault(methods.TOOLS_CALL.method, self._call_tool)
             return fn
 
         return register
@@ -185,13 +209,21 @@ class Server(HandlerRegistry):
         mime_type: str | None = None,
         annotations: types.Annotations | None = None,
         meta: dict[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: a resource at ``uri``, or resource template when ``uri`` holds ``{...}``
-        (RFC 6570); see :mod:`mcpbind.resources`."""
+        (RFC 6570); see :mod:`mcpbind.resources`. ``title`` and ``icons`` as for :meth:`tool`.
+
+        A template that cannot be matched unambiguously (see :mod:`mcpbind.uri_template`) is a
+        ``ValueError`` naming it."""
 
         def register(fn: F) -> F:
             from mcpbind.resources import FunctionResource, FunctionResourceTemplate
             from mcpbind.uri_template import UriTemplate
+
+            self._claim(
+                "resource", methods.RESOURCES_LIST, methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ
+            )
 
             options: dict[str, Any] = {
                 "name": name or fn.__name__,
@@ -200,6 +232,7 @@ class Server(HandlerRegistry):
                 "mime_type": mime_type,
                 "annotations": annotations,
                 "meta": meta,
+                "icons": list(icons) if icons is not None else None,
             }
             if "{" in uri:
                 made = FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
@@ -210,14 +243,9 @@ class Server(HandlerRegistry):
             else:
                 self.resources[uri] = FunctionResource(fn, uri=uri, **options)
             self._changed_soon(methods.RESOURCES_LIST_CHANGED)
-            for spec, handler in (
-                (methods.RESOURCES_LIST, self._list_resources),
-                (methods.RESOURCES_TEMPLATES_LIST, self._list_resource_templates),
-                (methods.RESOURCES_READ, self._read_resource),
-                (methods.RESOURCES_SUBSCRIBE, self._subscribe),
-                (methods.RESOURCES_UNSUBSCRIBE, self._unsubscribe),
-            ):
-                self.request_handlers.setdefault(spec.method, handler)
+            # Subscriptions may be handled by hand (with on()), registered before or after.
+            self.request_handlers.setdefault(methods.RESOURCES_SUBSCRIBE.method, self._subscribe)
+            self.request_handlers.setdefault(methods.RESOURCES_UNSUBSCRIBE.method, self._unsubscribe)
             return fn
 
         return register
@@ -229,18 +257,26 @@ class Server(HandlerRegistry):
         title: str | None = None,
         description: str | None = None,
         meta: dict[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: a prompt whose arguments are the function's parameters; see
-        :mod:`mcpbind.prompts`."""
+        :mod:`mcpbind.prompts`. ``title`` and ``icons`` as for :meth:`tool`."""
 
         def register(fn: F) -> F:
             from mcpbind.prompts import FunctionPrompt
 
-            made = FunctionPrompt(fn, name or fn.__name__, title=title, description=description, meta=meta)
+            self._claim("prompt", methods.PROMPTS_LIST, methods.PROMPTS_GET)
+
+            made = FunctionPrompt(
+                fn,
+                name or fn.__name__,
+                title=title,
+                description=description,
+                meta=meta,
+                icons=list(icons) if icons is not None else None,
+            )
             self.prompts[made.name] = made
             self._changed_soon(methods.PROMPTS_LIST_CHANGED)
-            self.request_handlers.setdefault(methods.PROMPTS_LIST.method, self._list_prompts)
-            self.request_handlers.setdefault(methods.PROMPTS_GET.method, self._get_prompt)
             return fn
 
         return register
@@ -257,10 +293,18 @@ class Server(HandlerRegistry):
         page = paginate([t.definition() for t in self.resource_templates], params.cursor, self.page_size)
         return types.ListResourceTemplatesResult(resource_templates=page.items, next_cursor=page.next_cursor)
 
+    def _check_uri(self, uri: str) -> None:
+        if len(uri) > self.max_uri_length:
+            raise McpError(
+                INVALID_PARAMS,
+                f"URI too long: {len(uri)} characters, more than the {self.max_uri_length} this server accepts",
+            )
+
     async def _read_resource(
         self, params: types.ReadResourceRequestParams, ctx: RequestContext
     ) -> types.ReadResourceResult:
         uri = params.uri
+        self._check_uri(uri)
         resource = self.resources.get(uri)
         if resource is not None:
             return types.ReadResourceResult(contents=await resource.read(ctx))
@@ -272,6 +316,7 @@ class Server(HandlerRegistry):
 
     async def _subscribe(self, params: types.SubscribeRequestParams, ctx: RequestContext) -> types.Result:
         _require_subscribe(ctx)
+        self._check_uri(params.uri)
         self._subscriptions.setdefault(ctx.session, set()).add(params.uri)
         return types.Result()
 
@@ -397,26 +442,90 @@ class Server(HandlerRegistry):
 
     # -- registration ---------------------------------------------------------------------
 
+    def _own_handlers(self) -> dict[str, tuple[str, Callable[..., Any]]]:
+        """The methods the decorators answer from their registries: method -> (decorator,
+        handler). ``resources/subscribe`` and ``unsubscribe`` are not among them: a handler
+        registered with :meth:`on` replaces the built-in one."""
+        return {
+            methods.TOOLS_LIST.method: ("tool", self._list_tools),
+            methods.TOOLS_CALL.method: ("tool", self._call_tool),
+            methods.RESOURCES_LIST.method: ("resource", self._list_resources),
+            methods.RESOURCES_TEMPLATES_LIST.method: ("resource", self._list_resource_templates),
+            methods.RESOURCES_READ.method: ("resource", self._read_resource),
+            methods.PROMPTS_LIST.method: ("prompt", self._list_prompts),
+            methods.PROMPTS_GET.method: ("prompt", self._get_prompt),
+        }
+
+    def _claim(self, decorator: str, *specs: RequestSpec[Any, Any]) -> None:
+        """Make the ``@server.<decorator>`` registry answer ``specs``; ``ValueError`` if another
+        handler answers one of them already (it would be bypassed, or would bypass it)."""
+        own = self._own_handlers()
+        for spec in specs:
+            current = self.request_handlers.get(spec.method)
+            if current is not None and current != own[spec.method][1]:
+                raise ValueError(
+                    f"@server.{decorator}() cannot be used on a server that has its own handler for"
+                    f" {spec.method} (registered with on() or add_handlers()): the {decorator}s"
+                    f" registered would not be answered by it. Use one or the other."
+                )
+        for spec in specs:
+            self.request_handlers[spec.method] = own[spec.method][1]
+
+    def _check_free(self, method: str) -> None:
+        """``ValueError`` if a decorator's registry answers ``method``."""
+        owner = self._own_handlers().get(method)
+        if owner is not None and self.request_handlers.get(method) == owner[1]:
+            raise ValueError(
+                f"{method} is answered by the {owner[0]}s registered with @server.{owner[0]}(), so"
+                " a handler of its own cannot be registered for it (it would bypass them). Use one"
+                " or the other."
+            )
+
+    def on(
+        self, spec: RequestSpec[P, R]
+    ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
+        """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`).
+
+        ``ValueError`` for a method the tools, resources or prompts registered with the
+        decorators answer (``tools/list``, ``tools/call``, ``resources/list``,
+        ``resources/templates/list``, ``resources/read``, ``prompts/list``, ``prompts/get``):
+        those are answered either by the decorators or by hand, not both.
+        """
+        decorate = super().on(spec)
+
+        def register(
+            handler: Callable[[P, RequestContext], Awaitable[R]],
+        ) -> Callable[[P, RequestContext], Awaitable[R]]:
+            self._check_free(spec.method)
+            return decorate(handler)
+
+        return register
+
     def add_handlers(self, handlers: object) -> None:
-        """Register every ``on_<method>`` of ``handlers`` (see ``mcpbind.schema.v2025_11_25.stubs``)."""
+        """Register every ``on_<method>`` of ``handlers`` (see ``mcpbind.schema.v2025_11_25.stubs``).
+
+        ``ValueError`` (and nothing registered) if one of them is for a method the decorators
+        answer, as for :meth:`on`.
+        """
         from mcpbind.schema.v2025_11_25.stubs import ServerHandlers
 
-        found = 0
+        found: dict[str, Any] = {}
         for protocol in ServerHandlers.__mro__[1:]:
             for name, member in vars(protocol).items():
                 if not name.startswith("on_") or not inspect.iscoroutinefunction(member):
                     continue
                 bound = getattr(handlers, name, None)
-                if bound is None:
-                    continue
-                method = _method_of_handler(name)
-                if method in methods.REQUESTS:
-                    self.request_handlers[method] = bound
-                else:
-                    self.notification_handlers[method] = bound
-                found += 1
+                if bound is not None:
+                    found[_method_of_handler(name)] = bound
         if not found:
             raise ValueError(f"{type(handlers).__name__} has no on_<method> handlers")
+        for method in found:
+            self._check_free(method)
+        for method, bound in found.items():
+            if method in methods.REQUESTS:
+                self.request_handlers[method] = bound
+            else:
+                self.notification_handlers[method] = bound
 
     def server_capabilities(self, *, stateless: bool = False) -> types.ServerCapabilities:
         """The capabilities declared at initialize: the given ones, else those the handlers imply.

@@ -21,13 +21,19 @@ decoding, return values converted to MCP content.
   Arguments are still validated by decoding them into the parameters (the given schema is
   not evaluated), so its properties must agree with them (checked at registration); with an
   ``output_schema`` the tool returns the structured content itself, an object.
-- Sync functions run in a worker thread. An exception becomes an ``isError`` result, except
-  :class:`~mcpbind.errors.McpError`, which is a protocol error.
+- Sync functions run in a worker thread.
+- Failures: a :class:`~mcpbind.errors.ToolError` the tool raises becomes an ``isError`` result
+  with its message (meant for the model, as the spec's tool execution errors are). A
+  :class:`~mcpbind.errors.McpError` is a protocol error with its code and message. Any other
+  exception is unexpected: it is logged (logger ``mcpbind.tools``, with the traceback) and
+  becomes an ``isError`` result saying ``Error in tool NAME: internal error``, with the
+  exception's text instead only when the server was made with ``expose_internal_errors=True``.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 import types as pytypes
 from collections.abc import Callable, Mapping, Sequence
@@ -35,13 +41,15 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
-from mcpbind.callables import UserFunction
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.callables import InvalidArguments, UserFunction
+from mcpbind.errors import McpError, ToolError
 from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
 
 __all__ = ["FunctionTool"]
+
+log = logging.getLogger("mcpbind.tools")
 
 _CONTENT = (
     types.TextContent,
@@ -113,6 +121,7 @@ class FunctionTool:
         "annotations",
         "description",
         "fn",
+        "icons",
         "input_schema",
         "meta",
         "name",
@@ -131,10 +140,12 @@ class FunctionTool:
         meta: dict[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
+        icons: Sequence[types.Icon] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name
         self.title = title
+        self.icons = list(icons) if icons is not None else None
         self.annotations = annotations
         self.meta = meta
         # A given schema refusing other properties is held to it; the derived one allows them.
@@ -175,23 +186,27 @@ class FunctionTool:
             input_schema=self.input_schema,
             output_schema=self.output_schema if self.output_schema is not None else types.UNSET,
             annotations=self.annotations if self.annotations is not None else types.UNSET,
+            icons=self.icons if self.icons is not None else types.UNSET,
             meta=self.meta if self.meta is not None else types.UNSET,
         )
 
     async def call(self, arguments: dict[str, Any], ctx: RequestContext) -> types.CallToolResult:
         try:
-            kwargs = self._function.convert(arguments)
-        except msgspec.ValidationError as exc:
-            message = f"Invalid arguments for tool {self.name}: {str(exc).replace('`$', '`arguments')}"
+            kwargs = self._function.bind(arguments, f"tool {self.name}")
+        except InvalidArguments as exc:
             if ctx.protocol_version in _PROTOCOL_ERROR_VERSIONS:
-                raise McpError(INVALID_PARAMS, message) from None
-            return _error_result(message)
+                raise
+            return _error_result(exc.message)
         try:
             value = await self._function.call(kwargs, ctx)
         except McpError:
             raise
+        except ToolError as exc:
+            return _error_result(str(exc))
         except Exception as exc:
-            return _error_result(f"Error in tool {self.name}: {exc}")
+            log.exception("tool %s failed", self.name)
+            detail = exc if ctx.session.expose_internal_errors else "internal error"
+            return _error_result(f"Error in tool {self.name}: {detail}")
         return self._convert(value)
 
     def _convert(self, value: Any) -> types.CallToolResult:

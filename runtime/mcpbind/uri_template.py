@@ -16,8 +16,27 @@ expressions is copied, with characters not allowed in a URI percent-encoded.
 
 Matching
 --------
-``match(uri)`` compiles the template to one regular expression at construction
-and returns the variables (percent-decoded) or ``None``.  The policy:
+``match(uri)`` returns the variables (percent-decoded) or ``None``, in time
+linear in the length of the URI: it reads the URI once, from left to right,
+and never goes back.  Every value is the longest run of the characters its
+operator allows, and every choice (is an optional part there, does a list go
+on) is made by the next character.  A template in which such a choice could
+go either way cannot be matched that way, so it is refused:
+:meth:`UriTemplate.check_matchable` (and ``match``) raise ``ValueError``
+naming the template and the reason; ``expand`` still works.  Refused are:
+
+* a value followed by something that may begin with a character the value
+  may contain: adjacent variables (``{a}{b}``, ``{name}{.ext}``,
+  ``{+path}{x}``), and a literal that may occur inside the value before it
+  (``{a}-{b}``, ``{+path}/{rest}``);
+* an optional expression followed by something that may begin with its own
+  first character (``{/a}/x/{b}``, ``{?q}&x``, ``{x,y},z{w}``);
+* an exploded variable that is not the last of its ``{...}``, ``{+...}``,
+  ``{#...}``, ``{....}`` or ``{/...}`` expression (``{/list*,path}``).
+
+The literal text at the very end of a template is matched against the end of
+the URI, so the value before it may contain that text: ``{+path}/here`` and
+``docs://{name}.md`` are fine.  The policy:
 
 * The whole URI must match (no trailing text).  Literals match their expanded
   (percent-encoded) form, case-sensitively.
@@ -34,9 +53,12 @@ and returns the variables (percent-decoded) or ``None``.  The policy:
 
   - ``{var}``: anything but ``/ ? #`` (and ``,`` when the expression has more
     than one variable or the variable is exploded, where ``,`` separates);
-  - ``{+var}`` and ``{#var}``: anything (``/``, ``?``, ``#`` included);
-  - ``{.var}``: anything but ``. / ? #`` (so ``{name}{.ext}`` takes the last
-    label as ``ext``);
+  - ``{+var}`` and ``{#var}``: anything, except ``?`` when a query (a ``{?...}``
+    expression or literal ``?``) comes later in the template and ``#`` when a
+    fragment (``{#...}`` or literal ``#``) does: as in RFC 3986, the first
+    ``?`` begins the query and the first ``#`` the fragment, so
+    ``file:///{+path}{?q}`` against ``file:///a/b?q=1`` gives ``path="a/b"``;
+  - ``{.var}``: anything but ``. / ? #``;
   - ``{/var}``: anything but ``/ ? #``; ``{/var*}`` matches zero or more
     ``/segment`` s;
   - ``{;x}``: ``;x`` or ``;x=value``, value anything but ``; / ? #``;
@@ -54,14 +76,9 @@ and returns the variables (percent-decoded) or ``None``.  The policy:
   matched against ``1024`` gives ``{"x": "1024"}``.  Variables that are absent
   from the URI are absent from the result.  For ``{var}`` / ``{+var}`` an empty
   match gives ``""``; an exploded variable that matched nothing is absent.
-* Ambiguity (adjacent variables with no literal between them, ``{+path}``
-  followed by an optional query, ...) is resolved **leftmost-shortest**: every
-  variable takes the shortest value that still lets the rest of the template
-  match the rest of the URI, from left to right.  So ``{a}{b}`` against ``xyz``
-  gives ``a=""`` and ``b="xyz"``, and ``file:///{+path}{?q}`` against
-  ``file:///a/b?q=1`` gives ``path="a/b"``, ``q="1"``.
 * A prefix variable ``{var:N}`` matches at most N characters (counted after
-  percent-decoding, UTF-8 aware).  A variable used more than once must be
+  percent-decoding, UTF-8 aware): a longer value makes the match fail (it is
+  not handed to the next variable).  A variable used more than once must be
   consistent; a prefixed occurrence must be a prefix of the full one
   (``{/var:1,var}`` against ``/v/value`` gives ``var="value"``).
 * Values are percent-decoded as UTF-8; invalid UTF-8 makes the match fail.
@@ -71,8 +88,9 @@ and returns the variables (percent-decoded) or ``None``.  The policy:
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 from urllib.parse import unquote
@@ -89,14 +107,6 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _RESERVED = frozenset(":/?#[]@!$&'()*+,;=")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _VARCHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-
-# One character, percent-encoded as UTF-8 (1 to 4 triplets).
-_PCT_CHAR = (
-    r"(?:%[0-7][0-9A-Fa-f]"
-    r"|%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]"
-    r"|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
-    r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3})"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,19 +143,7 @@ class _VarSpec:
 class _Expression:
     op: _Operator
     varspecs: tuple[_VarSpec, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Capture:
-    """How to turn one regex group into a variable value."""
-
-    kind: str  # "str", "list", "params" (;name*), "query"
-    group: str
-    spec: _VarSpec | None = None
-    sep: str = ""
-    presence: str | None = None  # group telling a ;name without value apart from absence
-    strip_lead: bool = False  # the list text starts with its separator ({/x*}, {.x*})
-    query: tuple[_VarSpec, ...] = ()
+    text: str  # as written in the template, braces included (for messages)
 
 
 def _encode(value: str, allow_reserved: bool) -> str:
@@ -188,14 +186,12 @@ class UriTemplate:
     {'id': '42', 'page': '2', 'sort': 'new'}
     """
 
-    __slots__ = ("_captures", "_parts", "_regex", "_template")
+    __slots__ = ("_ambiguity", "_parts", "_steps", "_suffix", "_template")
 
     def __init__(self, template: str) -> None:
         self._template = template
         self._parts: tuple[str | _Expression, ...] = tuple(self._parse(template))
-        pattern, captures = self._compile()
-        self._regex = re.compile(pattern, re.DOTALL)
-        self._captures = captures
+        self._steps, self._suffix, self._ambiguity = _compile_matcher(self._parts)
 
     # -- parsing ---------------------------------------------------------------
 
@@ -241,7 +237,7 @@ class UriTemplate:
         for raw in body[len(op_char) :].split(","):
             specs.append(UriTemplate._parse_varspec(template, raw, pos))
             pos += len(raw) + 1
-        return _Expression(_OPERATORS[op_char], tuple(specs))
+        return _Expression(_OPERATORS[op_char], tuple(specs), "{" + body + "}")
 
     @staticmethod
     def _parse_varspec(template: str, raw: str, pos: int) -> _VarSpec:
@@ -344,175 +340,40 @@ class UriTemplate:
 
     # -- matching --------------------------------------------------------------
 
+    def check_matchable(self) -> None:
+        """Raise ``ValueError`` (naming the template and the reason) if :meth:`match` cannot
+        tell the variables apart in every URI, e.g. for adjacent variables (``{a}{b}``).
+
+        Such a template can still be expanded; the module docstring lists what is refused.
+        """
+        if self._ambiguity is not None:
+            raise ValueError(
+                f"URI template {self._template!r} cannot be matched unambiguously: {self._ambiguity}"
+            )
+
     def match(self, uri: str) -> MatchResult | None:
         """Return the variables if ``uri`` matches the template, else ``None``.
 
-        See the module docstring for the exact policy.
+        Takes time linear in ``len(uri)``. Raises ``ValueError`` for a template that
+        :meth:`check_matchable` refuses. See the module docstring for the exact policy.
         """
-        m = self._regex.fullmatch(uri)
-        if m is None:
-            return None
+        self.check_matchable()
+        end = len(uri)
+        if self._suffix:
+            if not uri.endswith(self._suffix):
+                return None
+            end -= len(self._suffix)
         result: MatchResult = {}
         prefixed: set[str] = set()
-        value: str | list[str]
+        pos = 0
         try:
-            for cap in self._captures:
-                if cap.kind == "query":
-                    text = m.group(cap.group)
-                    if not text:
-                        continue
-                    got = _parse_query(text, cap.query)
-                    if got is None:
-                        return None
-                    for qspec, qvalue in got:
-                        if not _merge(result, prefixed, qspec, qvalue):
-                            return None
-                    continue
-                assert cap.spec is not None
-                text = m.group(cap.group)
-                if cap.kind == "str":
-                    if text is None:
-                        if cap.presence is None or m.group(cap.presence) is None:
-                            continue
-                        text = ""
-                    value = _decode(text)
-                    if cap.spec.prefix is not None and len(value) > cap.spec.prefix:
-                        return None
-                elif cap.kind == "list":
-                    if not text:
-                        continue
-                    if cap.strip_lead:
-                        text = text[len(cap.sep) :]
-                    value = [_decode(item) for item in text.split(cap.sep)]
-                else:  # ";name*" parameters
-                    if not text:
-                        continue
-                    items: list[str] = []
-                    for item in text[1:].split(";"):
-                        _, _, val = item.partition("=")
-                        items.append(_decode(val))
-                    value = items
-                if not _merge(result, prefixed, cap.spec, value):
+            for step in self._steps:
+                pos = step.scan(uri, pos, end, result, prefixed)
+                if pos < 0:
                     return None
         except UnicodeDecodeError:
             return None
-        return result
-
-    def _compile(self) -> tuple[str, tuple[_Capture, ...]]:
-        pattern: list[str] = []
-        captures: list[_Capture] = []
-        counter = iter(range(1 << 30))
-
-        def group() -> str:
-            return f"g{next(counter)}"
-
-        parts = list(self._parts)
-        i = 0
-        while i < len(parts):
-            part = parts[i]
-            if isinstance(part, str):
-                pattern.append(re.escape(_encode_literal(part)))
-                i += 1
-                continue
-            op = part.op
-            if op.char in ("?", "&"):
-                # Gather this and following '&' expressions into one query.
-                specs = list(part.varspecs)
-                j = i + 1
-                while j < len(parts):
-                    nxt = parts[j]
-                    if not (isinstance(nxt, _Expression) and nxt.op.char == "&"):
-                        break
-                    specs.extend(nxt.varspecs)
-                    j += 1
-                names = sorted({re.escape(s.name) for s in specs}, key=len, reverse=True)
-                pair = f"(?:{'|'.join(names)})(?:=[^&#]*)?"
-                g = group()
-                if op.char == "?":
-                    start = r"\?" if j == i + 1 else "[?&]"
-                    pattern.append(f"(?P<{g}>{start}{pair}(?:&{pair})*)?")
-                else:
-                    pattern.append(f"(?P<{g}>(?:&{pair})*)")
-                captures.append(_Capture("query", g, query=tuple(specs)))
-                i = j
-                continue
-            pattern.append(_compile_expression(part, group, captures))
-            i += 1
-        return "".join(pattern), tuple(captures)
-
-
-def _value_class(op: _Operator, multi: bool) -> str:
-    """Characters (besides percent-encoded ones) a value may contain, as a class body."""
-    if op.char in ("+", "#"):
-        return "" if not multi else ","
-    if op.char == "":
-        return "/?#," if multi else "/?#"
-    if op.char == ".":
-        return "./?#"
-    if op.char == "/":
-        return "/?#"
-    return ";/?#"  # ';'
-
-
-def _value_pattern(excluded: str, prefix: int | None) -> str:
-    cls = f"[^{re.escape(excluded)}]" if excluded else "."
-    if prefix is None:
-        return f"{cls}*?"
-    raw = f"[^{re.escape(excluded)}%]" if excluded else "[^%]"
-    return f"(?:{_PCT_CHAR}|{raw}){{0,{prefix}}}?"
-
-
-def _compile_expression(expr: _Expression, group: Callable[[], str], captures: list[_Capture]) -> str:
-    op = expr.op
-    specs = expr.varspecs
-    multi = len(specs) > 1
-    if op.char in ("", "+", "#"):
-        pieces: list[str] = []
-        for spec in specs:
-            g = group()
-            if spec.explode:
-                excluded = _value_class(op, False)
-                pieces.append(f"(?P<{g}>{_value_pattern(excluded, None)})")
-                captures.append(_Capture("list", g, spec, sep=","))
-            else:
-                excluded = _value_class(op, multi)
-                pieces.append(f"(?P<{g}>{_value_pattern(excluded, spec.prefix)})")
-                captures.append(_Capture("str", g, spec))
-        # Nest: first(?:,second(?:,third)?)?  -- trailing variables optional.
-        inner = ""
-        for piece in reversed(pieces[1:]):
-            inner = f"(?:,{piece}{inner})?"
-        body = pieces[0] + inner
-        if op.char == "#":
-            return f"(?:\\#{body})?"
-        return f"(?:{body})?" if multi else body
-    if op.char in (".", "/"):
-        lead = re.escape(op.char)
-        excluded = _value_class(op, multi)
-        out: list[str] = []
-        for spec in specs:
-            g = group()
-            if spec.explode:
-                out.append(f"(?P<{g}>(?:{lead}[^{re.escape(excluded)}]*)*?)")
-                captures.append(_Capture("list", g, spec, sep=op.char, strip_lead=True))
-            else:
-                out.append(f"(?:{lead}(?P<{g}>{_value_pattern(excluded, spec.prefix)}))?")
-                captures.append(_Capture("str", g, spec))
-        return "".join(out)
-    # ';'
-    excluded = _value_class(op, multi)
-    out = []
-    for spec in specs:
-        g = group()
-        name = re.escape(spec.name)
-        if spec.explode:
-            out.append(f"(?P<{g}>(?:;{name}(?:=[^{re.escape(excluded)}]*)?)*?)")
-            captures.append(_Capture("params", g, spec))
-        else:
-            p = group()
-            out.append(f"(?P<{p}>;{name}(?:=(?P<{g}>{_value_pattern(excluded, spec.prefix)}))?)?")
-            captures.append(_Capture("str", g, spec, presence=p))
-    return "".join(out)
+        return result if pos == end else None
 
 
 def _parse_query(text: str, specs: tuple[_VarSpec, ...]) -> list[tuple[_VarSpec, str | list[str]]] | None:
@@ -565,6 +426,381 @@ def _merge(result: MatchResult, prefixed: set[str], spec: _VarSpec, value: str |
         if is_prefix and old.startswith(value) and spec.prefix is not None and old[: spec.prefix] == value:
             return True
     return False
+
+
+# -- matching machinery ------------------------------------------------------------------
+#
+# A template compiles to a list of steps, each of which consumes text from the URI at the
+# current position and never gives any back: a literal, or one expression. Inside a step a
+# value is a maximal run of the characters its operator allows (one C-level scan), and every
+# choice (is an optional part there, does a list go on, where does a value end) is made by
+# looking at the next character. ``_compile_matcher`` refuses a template in which one of those
+# choices could go either way (the characters a value may contain, or an optional part may
+# begin with, can also begin what follows it): the steps then find the only possible match,
+# in one pass over the URI.
+
+
+@dataclass(frozen=True, slots=True)
+class _Chars:
+    """A set of characters: ``chars``, or every character but ``chars`` when ``negated``."""
+
+    chars: frozenset[str]
+    negated: bool = False
+
+    def common(self, other: _Chars) -> str | None:
+        """A character in both sets (the first in a readable order), or ``None``."""
+        if not self.negated and not other.negated:
+            both = self.chars & other.chars
+        elif self.negated and other.negated:
+            # Every character but finitely many: there is always one in common.
+            for c in itertools.chain(_READABLE, map(chr, range(0x110000))):
+                if c not in self.chars and c not in other.chars:
+                    return c
+            return None  # pragma: no cover
+        else:
+            positive, negative = (other, self) if self.negated else (self, other)
+            both = positive.chars - negative.chars
+        if not both:
+            return None
+        return min(both, key=lambda c: (_READABLE.find(c) % (len(_READABLE) + 1), c))
+
+    def union(self, other: _Chars) -> _Chars:
+        if not self.negated and not other.negated:
+            return _Chars(self.chars | other.chars)
+        if self.negated and other.negated:
+            return _Chars(self.chars & other.chars, True)
+        positive, negative = (other, self) if self.negated else (self, other)
+        return _Chars(negative.chars - positive.chars, True)
+
+
+_READABLE = "0123456789xyzabc-._~%!$&'()*+,;=:@/?#[] "
+
+
+def _but(chars: str) -> _Chars:
+    return _Chars(frozenset(chars), True)
+
+
+class _Run:
+    """The longest run of characters outside ``excluded`` from a position: one regex scan
+    of a single character class, which cannot backtrack."""
+
+    __slots__ = ("chars", "pattern")
+
+    def __init__(self, excluded: str) -> None:
+        self.chars = _but(excluded)
+        body = "".join(sorted(set(excluded)))
+        self.pattern = re.compile(f"[^{re.escape(body)}]*" if body else ".*", re.DOTALL)
+
+    def end(self, uri: str, pos: int, end: int) -> int:
+        found = self.pattern.match(uri, pos, end)
+        assert found is not None  # a starred class always matches
+        return found.end()
+
+
+_Result = MatchResult
+
+
+def _record(result: _Result, prefixed: set[str], spec: _VarSpec, text: str) -> bool:
+    value = _decode(text)
+    if spec.prefix is not None and len(value) > spec.prefix:
+        return False
+    return _merge(result, prefixed, spec, value)
+
+
+class _Step:
+    """One part of a compiled template; ``scan`` returns the position after it, or -1."""
+
+    __slots__ = ()
+    nullable = True
+
+    def first(self) -> _Chars:
+        """The characters the step's text can begin with."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def problem(self, follow: list[tuple[_Chars, str]]) -> str | None:
+        """Why this step cannot decide where it ends when ``follow`` comes after it."""
+        return None
+
+    def scan(self, uri: str, pos: int, end: int, result: _Result, prefixed: set[str]) -> int:
+        raise NotImplementedError
+
+
+class _LiteralStep(_Step):
+    __slots__ = ("text",)
+    nullable = False
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def first(self) -> _Chars:
+        return _Chars(frozenset(self.text[0]))
+
+    def describe(self) -> str:
+        return f"the text {self.text!r}"
+
+    def scan(self, uri: str, pos: int, end: int, result: _Result, prefixed: set[str]) -> int:
+        return pos + len(self.text) if uri.startswith(self.text, pos, end) else -1
+
+
+class _ExpressionStep(_Step):
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: _Expression) -> None:
+        self.expr = expr
+
+    def describe(self) -> str:
+        return self.expr.text
+
+    def _value_problem(self, run: _Run, follow: list[tuple[_Chars, str]], name: str = "") -> str | None:
+        for chars, what in follow:
+            c = run.chars.common(chars)
+            if c is not None:
+                whose = f"the value of {name!r} in" if name else "a value of"
+                return (
+                    f"where {whose} {self.expr.text} ends is unclear: it may contain {c!r},"
+                    f" which may also begin {what} after it"
+                )
+        return None
+
+    def _lead_problem(
+        self, lead: _Chars, follow: list[tuple[_Chars, str]], how: str = "begins with"
+    ) -> str | None:
+        for chars, what in follow:
+            c = lead.common(chars)
+            if c is not None:
+                return (
+                    f"whether {self.expr.text} goes on is unclear: it {how} {c!r}, as {what} after it may"
+                    if how != "begins with"
+                    else f"whether {self.expr.text} is there is unclear: it is optional and {how} {c!r},"
+                    f" as {what} after it may"
+                )
+        return None
+
+    def _exploded_not_last(self) -> str | None:
+        for spec in self.expr.varspecs[:-1]:
+            if spec.explode:
+                return (
+                    f"the exploded variable {spec.name + '*'!r} must be the last of {self.expr.text},"
+                    " since its items are separated like the variables"
+                )
+        return None
+
+
+class _SimpleStep(_ExpressionStep):
+    """``{a,b}``, ``{+a,b}``, ``{#a,b}``: values separated by ``,``, assigned from the left."""
+
+    __slots__ = ("lead", "runs")
+
+    def __init__(self, expr: _Expression, query_after: bool, fragment_after: bool) -> None:
+        super().__init__(expr)
+        self.lead = expr.op.first  # "" or "#"
+        multi = len(expr.varspecs) > 1
+        excluded = "" if expr.op.allow_reserved else "/?#"
+        if expr.op.allow_reserved:
+            # Reserved characters pass, but not the one starting a later query or fragment.
+            excluded += ("?" if query_after else "") + ("#" if fragment_after else "")
+        self.runs = tuple(_Run(excluded + ("," if multi and not s.explode else "")) for s in expr.varspecs)
+
+    def first(self) -> _Chars:
+        if self.lead:
+            return _Chars(frozenset(self.lead))
+        first = self.runs[0].chars
+        return first.union(_Chars(frozenset(","))) if len(self.runs) > 1 else first
+
+    def problem(self, follow: list[tuple[_Chars, str]]) -> str | None:
+        problem = self._exploded_not_last()
+        if problem is None and self.lead:
+            problem = self._lead_problem(_Chars(frozenset(self.lead)), follow)
+        if problem is None and len(self.runs) > 1:
+            problem = self._lead_problem(_Chars(frozenset(",")), follow, "separates its values with")
+        for spec, run in zip(self.expr.varspecs, self.runs, strict=True):
+            if problem is None:
+                problem = self._value_problem(run, follow, spec.name)
+        return problem
+
+    def scan(self, uri: str, pos: int, end: int, result: _Result, prefixed: set[str]) -> int:
+        if self.lead:
+            if pos >= end or uri[pos] != self.lead:
+                return pos
+            pos += 1
+        for i, spec in enumerate(self.expr.varspecs):
+            if i:
+                if pos >= end or uri[pos] != ",":
+                    break
+                pos += 1
+            stop = self.runs[i].end(uri, pos, end)
+            text = uri[pos:stop]
+            pos = stop
+            if spec.explode:
+                if text and not _merge(result, prefixed, spec, [_decode(t) for t in text.split(",")]):
+                    return -1
+            elif not _record(result, prefixed, spec, text):
+                return -1
+        return pos
+
+
+class _LabelStep(_ExpressionStep):
+    """``{.a,b}`` and ``{/a,b}``: each value (or list item) after its own ``.`` or ``/``."""
+
+    __slots__ = ("items", "lead", "run")
+
+    def __init__(self, expr: _Expression) -> None:
+        super().__init__(expr)
+        self.lead = expr.op.first
+        self.run = _Run(self.lead + "/?#")
+        self.items = _Run("".join(c for c in "/?#" if c != self.lead))  # a whole exploded list
+
+    def first(self) -> _Chars:
+        return _Chars(frozenset(self.lead))
+
+    def problem(self, follow: list[tuple[_Chars, str]]) -> str | None:
+        return (
+            self._exploded_not_last()
+            or self._lead_problem(self.first(), follow)
+            or self._value_problem(self.run, follow)
+        )
+
+    def scan(self, uri: str, pos: int, end: int, result: _Result, prefixed: set[str]) -> int:
+        lead = self.lead
+        for spec in self.expr.varspecs:
+            if spec.explode:  # the last one
+                if pos < end and uri[pos] == lead:
+                    stop = self.items.end(uri, pos, end)
+                    items = [_decode(item) for item in uri[pos + 1 : stop].split(lead)]
+                    pos = stop
+                    if not _merge(result, prefixed, spec, items):
+                        return -1
+                break
+            if pos >= end or uri[pos] != lead:
+                break
+            stop = self.run.end(uri, pos + 1, end)
+            if not _record(result, prefixed, spec, uri[pos + 1 : stop]):
+                return -1
+            pos = stop
+        return pos
+
+
+class _ParamStep(_ExpressionStep):
+    """``{;a,b}``: ``;name`` or ``;name=value`` items, told apart by their names."""
+
+    __slots__ = ("run",)
+
+    def __init__(self, expr: _Expression) -> None:
+        super().__init__(expr)
+        self.run = _Run(";/?#")
+
+    def first(self) -> _Chars:
+        return _Chars(frozenset(";"))
+
+    def problem(self, follow: list[tuple[_Chars, str]]) -> str | None:
+        return self._lead_problem(self.first(), follow) or self._value_problem(self.run, follow)
+
+    def scan(self, uri: str, pos: int, end: int, result: _Result, prefixed: set[str]) -> int:
+        specs = self.expr.varspecs
+        i = 0
+        lists: dict[int, list[str]] = {}
+        while pos < end and uri[pos] == ";":
+            stop = self.run.end(uri, pos + 1, end)
+            name, _, value = uri[pos + 1 : stop].partition("=")
+            pos = stop
+            while i < len(specs) and specs[i].name != name:
+                i += 1
+            if i == len(specs):
+                return -1
+            if specs[i].explode:
+                lists.setdefault(i, []).append(_decode(value))
+            else:
+                if not _record(result, prefixed, specs[i], value):
+                    return -1
+                i += 1
+        for index, items in lists.items():
+            if not _merge(result, prefixed, specs[index], items):
+                return -1
+        return pos
+
+
+class _QueryStep(_ExpressionStep):
+    """``{?a,b}`` and ``{&a,b}`` (with the ``{&...}`` right after them): one query."""
+
+    __slots__ = ("leads", "run", "specs")
+
+    def __init__(self, expr: _Expression, specs: tuple[_VarSpec, ...], leads: str, text: str) -> None:
+        super().__init__(_Expression(expr.op, specs, text))
+        self.leads = leads
+        self.specs = specs
+        self.run = _Run("#")
+
+    def first(self) -> _Chars:
+        return _Chars(frozenset(self.leads))
+
+    def problem(self, follow: list[tuple[_Chars, str]]) -> str | None:
+        return self._lead_problem(self.first(), follow) or self._value_problem(self.run, follow)
+
+    def scan(self, uri: str, pos: int, end: int, result: _Result, prefixed: set[str]) -> int:
+        if pos >= end or uri[pos] not in self.leads:
+            return pos
+        stop = self.run.end(uri, pos + 1, end)
+        got = _parse_query(uri[pos:stop], self.specs)
+        if got is None:
+            return -1
+        for spec, value in got:
+            if not _merge(result, prefixed, spec, value):
+                return -1
+        return stop
+
+
+def _compile_matcher(
+    parts: tuple[str | _Expression, ...],
+) -> tuple[tuple[_Step, ...], str, str | None]:
+    """The steps matching ``parts``, the literal suffix matched at the end of the URI (so that
+    the variable before it may contain that text too), and why the template is refused for
+    matching (``None`` if it is not)."""
+    suffix = ""
+    if parts and isinstance(parts[-1], str) and len(parts) > 1:
+        suffix = _encode_literal(parts[-1])
+        parts = parts[:-1]
+    steps: list[_Step] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        later = parts[i + 1 :] + ((suffix,) if suffix else ())
+        if isinstance(part, str):
+            steps.append(_LiteralStep(_encode_literal(part)))
+        elif part.op.char in ("?", "&"):
+            # This and the '&' expressions right after it are one query.
+            j = i + 1
+            while j < len(parts):
+                nxt = parts[j]
+                if not (isinstance(nxt, _Expression) and nxt.op.char == "&"):
+                    break
+                j += 1
+            group = [p for p in parts[i:j] if isinstance(p, _Expression)]
+            specs = tuple(s for p in group for s in p.varspecs)
+            leads = "?&" if part.op.char == "?" and j > i + 1 else part.op.char
+            steps.append(_QueryStep(part, specs, leads, "".join(p.text for p in group)))
+            i = j
+            continue
+        elif part.op.char in ("", "+", "#"):
+            query_after = any(("?" in p) if isinstance(p, str) else p.op.char == "?" for p in later)
+            fragment_after = any(("#" in p) if isinstance(p, str) else p.op.char == "#" for p in later)
+            steps.append(_SimpleStep(part, query_after, fragment_after))
+        elif part.op.char in (".", "/"):
+            steps.append(_LabelStep(part))
+        else:
+            steps.append(_ParamStep(part))
+        i += 1
+    # What may follow each step: the first characters of the steps after it, up to the first
+    # one that cannot be empty (a literal); the end of the URI adds nothing.
+    follow: list[tuple[_Chars, str]] = []
+    ambiguity: str | None = None
+    for step in reversed(steps):
+        ambiguity = step.problem(follow) or ambiguity  # the leftmost problem is reported
+        here = (step.first(), step.describe())
+        follow = [here, *follow] if step.nullable else [here]
+    return tuple(steps), suffix, ambiguity
 
 
 def _encode_literal(text: str) -> str:
