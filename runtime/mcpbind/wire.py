@@ -343,7 +343,10 @@ class Codec:
         return self._batch(data)
 
     def _batch(self, data: bytes | bytearray | memoryview) -> list[Incoming | WireError]:
-        items = _RAW_ITEMS.decode(data)  # the envelope decode already proved it is valid JSON
+        try:
+            items = _RAW_ITEMS.decode(data)
+        except msgspec.DecodeError as exc:  # ``[`` then anything: the envelope stopped at ``[``
+            raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
         if not self.batching:
             raise WireError(
                 INVALID_REQUEST,

@@ -1398,6 +1398,10 @@ def _decode_envelope(body: bytes) -> _Envelope:
         return _ENVELOPE.decode(body)
     except msgspec.ValidationError as exc:
         if body.lstrip()[:1] == b"[":
+            try:  # msgspec stopped at the "[": is the rest JSON at all?
+                msgspec.json.decode(body, type=msgspec.Raw)
+            except msgspec.DecodeError as not_json:
+                raise _Problem(400, PARSE_ERROR, f"Parse error: {not_json}") from None
             raise _Problem(
                 400, INVALID_REQUEST, "Invalid request: batches (JSON arrays) are not accepted"
             ) from None
