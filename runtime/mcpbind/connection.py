@@ -339,8 +339,11 @@ class Connection:
         """The response to a received request; ``None`` if it was cancelled meanwhile."""
         if ident not in self._in_flight:
             return None
+        # Encoded first: a result that cannot be (nested too deeply, say) leaves the request
+        # in flight, so that respond_error can still answer it.
+        data = self._encode_result(ident, spec, result)
         self._in_flight.discard(ident)
-        return self._encode_result(ident, spec, result)
+        return data
 
     def respond_error(self, ident: RequestId, error: McpError) -> bytes | None:
         if ident not in self._in_flight:

@@ -71,7 +71,7 @@ from mcpbind.http._common import QueuedReceive, Received
 from mcpbind.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 from mcpbind.session import _only_error
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
-from mcpbind.wire import Codec, RequestId
+from mcpbind.wire import Codec, RequestId, salvage_id
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -149,7 +149,7 @@ def _split(data: bytes) -> list[bytes]:
     if data.lstrip()[:1] == b"[":
         try:
             return [bytes(item) for item in _envelopes.decode(data)]
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             pass
     return [data]
 
@@ -157,8 +157,12 @@ def _split(data: bytes) -> list[bytes]:
 def _peek(data: bytes) -> _Envelope | None:
     try:
         return _envelope.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        pass
+    # A response that does not decode (nested too deeply, a lone surrogate) still names the
+    # request it answers when its id can be read: delivered, it fails that request at once.
+    salvaged = salvage_id(data)
+    return _Envelope(id=salvaged.id) if salvaged.response and salvaged.id is not None else None
 
 
 def _is_response_to(envelope: _Envelope | None, ident: RequestId) -> bool:

@@ -426,6 +426,9 @@ class LegacySSEApp:
         except msgspec.DecodeError as exc:
             await _error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
             return
+        except RecursionError:
+            await _error(send, 400, PARSE_ERROR, "Parse error: JSON nested too deeply")
+            return
         if first not in (b"{", b"["):
             await _error(send, 400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC message")
             return
