@@ -1,5 +1,5 @@
 """Hostile input to the codec and to sessions in memory: JSON nested too deeply for msgspec,
-batches that are not JSON, escaped lone surrogates.
+batches that are not JSON, escaped lone surrogates, numbers too long for ``int()``.
 
 msgspec decodes and encodes recursively and raises ``RecursionError`` (not a ``DecodeError``)
 past Python's recursion limit, about 1,000 levels less the stack already in use. A message
@@ -11,6 +11,7 @@ The same over stdio: tests/test_stdio_hostile.py; over HTTP: tests/test_http_hos
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,8 +22,9 @@ import msgspec
 import pytest
 
 from mcpbind.client import Client, ClientSession
-from mcpbind.errors import INTERNAL_ERROR, PARSE_ERROR, McpError
+from mcpbind.errors import INTERNAL_ERROR, INVALID_PARAMS, PARSE_ERROR, McpError
 from mcpbind.memory import MemoryTransport, memory_pair
+from mcpbind.pagination import decode_cursor
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
@@ -374,3 +376,38 @@ async def test_a_client_fails_a_call_at_once_on_a_broken_response(
         assert info.value.code == INTERNAL_ERROR
         assert info.value.message.startswith("Invalid response: Parse error: "), info.value.message
         await session.ping(timeout=5)
+
+
+# -- int() of peer input (item 16's class of bug) -------------------------------------------------
+
+
+def cursor(text: bytes) -> str:
+    return base64.urlsafe_b64encode(text).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("digits", [b"1" * 5_000, b"9" * 19, "²".encode()])
+def test_a_cursor_with_too_many_digits_is_invalid_params(digits: bytes) -> None:
+    with pytest.raises(McpError) as info:
+        decode_cursor(cursor(b"o:" + digits))
+    assert info.value.code == INVALID_PARAMS
+
+
+@pytest.mark.anyio
+async def test_a_server_answers_a_hostile_cursor_with_invalid_params() -> None:
+    server = Server("paged", "1.0", page_size=1)
+
+    @server.tool()
+    async def one() -> str:
+        return "1"
+
+    @server.tool()
+    async def two() -> str:
+        return "2"
+
+    async with raw_server(server) as transport:
+        assert "result" in await exchange(transport, INITIALIZE)
+        await transport.send(INITIALIZED)
+        hostile = cursor(b"o:" + b"1" * 5_000)
+        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": hostile}})
+        answer = await exchange(transport, line.encode())
+        assert answer["id"] == 1 and answer["error"]["code"] == INVALID_PARAMS, answer

@@ -1,7 +1,8 @@
 """Hostile input over HTTP (see tests/test_hostile_input.py for the codec): bodies nested too
-deeply for msgspec, ``[`` that is not JSON, escaped lone surrogates. The Streamable HTTP server
-answers 400 with the JSON-RPC error (and the id when it can be read), never 500; the client
-fails the call a broken response answers at once.
+deeply for msgspec, ``[`` that is not JSON, escaped lone surrogates, and numbers in headers and
+SSE fields that ``int()`` refuses (over 4,300 digits, or digits such as "²" that ``isdigit()``
+takes). The Streamable HTTP server answers 400 with the JSON-RPC error (and the id when it can
+be read), never 500; the client fails the call a broken response answers at once.
 
 Servers run on 127.0.0.1 under uvicorn (asyncio) and hypercorn (asyncio, trio).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import httpx
@@ -22,9 +24,9 @@ from mcpbind.http.client import open_streamable_http
 from mcpbind.http.legacy import LegacySSEApp
 from mcpbind.http.server import StreamableHTTPApp
 from tests import http_server_helpers as helpers
-from tests.http_fake_server import FakeServer, Json, Seen, Sse, event
+from tests.http_fake_server import FakeServer, Json, Seen, Sse, event, rpc_result
 from tests.http_harness import ServerName, serve_asgi
-from tests.http_server_helpers import headers, make_server, open_session, running
+from tests.http_server_helpers import get_stream, headers, make_server, open_session, running
 
 pytestmark = pytest.mark.anyio
 backend_and_server, anyio_backend, asgi_server = (
@@ -100,6 +102,40 @@ async def test_a_lone_surrogate_gets_400_and_a_parse_error_with_the_id(asgi_serv
             assert (answer["id"], answer["error"]["code"]) == (ident, PARSE_ERROR), answer
 
 
+@pytest.mark.parametrize(
+    "last_event_id",
+    [b"p1_" + b"1" * 5_000, b"p1_\xb2", b"p1_" + b"9" * 40],
+    ids=["5000-digits", "superscript-two", "40-digits"],
+)
+async def test_a_last_event_id_that_is_no_number_gets_400(
+    asgi_server: ServerName, last_event_id: bytes
+) -> None:
+    """Item 16: HTTP 500 before (``isdigit()`` then ``int()``)."""
+    app = StreamableHTTPApp(make_server())
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        async with get_stream(client, url, session_id) as stream:
+            priming = await stream.next()
+            issued = priming["id"]
+            stream_id = issued.rpartition("_")[0].encode()
+        hdrs: dict[str, Any] = {**headers(session_id), "accept": "text/event-stream"}
+        del hdrs["content-type"]
+        hdrs["last-event-id"] = stream_id + last_event_id[2:]  # the issued stream, a bad number
+        response = await client.get(url, headers=hdrs)
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["code"] == INVALID_REQUEST
+
+
+async def test_a_host_with_a_port_of_other_digits_is_refused(asgi_server: ServerName) -> None:
+    """``"²".isdigit()`` is true: such a "port" matched ``127.0.0.1:*`` before."""
+    app = StreamableHTTPApp(make_server())
+    async with running(app, asgi_server) as (url, client):
+        init = json.dumps(helpers.initialize()).encode()
+        hdrs: dict[str, Any] = {**headers(version=None), "host": b"127.0.0.1:\xb2"}
+        response = await client.post(url, content=init, headers=hdrs)
+        assert response.status_code == 403
+
+
 async def test_the_legacy_server_answers_deep_nesting_with_400(asgi_server: ServerName) -> None:
     """Item 14 on the legacy HTTP+SSE server: HTTP 500 before."""
     app = LegacySSEApp(make_server())
@@ -120,6 +156,46 @@ async def test_the_legacy_server_answers_deep_nesting_with_400(asgi_server: Serv
                 )
                 assert response.status_code == 400, response.text
                 assert response.json()["error"]["code"] == PARSE_ERROR
+
+
+@pytest.mark.parametrize("content_length", [b"1" * 5_000, b"\xb2"], ids=["5000-digits", "superscript-two"])
+async def test_the_legacy_server_takes_no_odd_content_length_for_a_number(content_length: bytes) -> None:
+    """``isdigit()`` then ``int()`` of Content-Length: 500 before. (ASGI servers built on h11
+    refuse such a header themselves; the app must not rely on that.)"""
+    app = LegacySSEApp(make_server())
+    to_test, sent = anyio.create_memory_object_stream[Any](100)
+
+    async def never() -> Any:
+        await anyio.sleep_forever()
+
+    def scope(method: str, path: str, query: bytes, extra: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "method": method,
+            "path": path,
+            "root_path": "",
+            "query_string": query,
+            "headers": [(b"host", b"127.0.0.1:1"), *extra],
+        }
+
+    body = json.dumps(helpers.initialize("2024-11-05")).encode()
+    posted = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive_body() -> Any:
+        return posted.pop() if posted else await never()
+
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tg, app.run():
+            tg.start_soon(app, scope("GET", "/sse", b"", []), never, to_test.send)
+            assert (await sent.receive())["status"] == 200
+            announced = (await sent.receive())["body"]
+            query = announced.split(b"?", 1)[1].split(b"\n", 1)[0]
+            extra = [(b"content-type", b"application/json"), (b"content-length", content_length)]
+            await app(scope("POST", "/messages", query, extra), receive_body, to_test.send)
+            start = await sent.receive()
+            # Not a number: the header is ignored and the body read (202); a huge one: 413.
+            assert start["status"] in (202, 413), start
+            tg.cancel_scope.cancel()
 
 
 # -- the Streamable HTTP client -------------------------------------------------------------------
@@ -163,3 +239,57 @@ async def test_the_client_fails_the_call_a_broken_response_answers_at_once(
         assert info.value.code == INTERNAL_ERROR
         assert "Parse error" in info.value.message, info.value.message
         await session.ping(timeout=5)
+
+
+async def test_the_client_takes_a_huge_sse_retry_in_its_stride(asgi_server: ServerName) -> None:
+    """Item 16's class of bug in the client's SSE parser: ``int()`` of a 5,000-digit
+    ``retry:`` raised ValueError and the stream of the call was lost."""
+    fake = FakeServer()
+
+    def answer(seen: Seen) -> Sse:
+        result = rpc_result(seen.rpc_id, {"content": [{"type": "text", "text": "fine"}]})
+        return Sse([b"retry: " + b"1" * 5_000 + b"\n\n", event(result, id="e1")])
+
+    fake.post_handlers["tools/call"] = answer
+    async with connect(fake, asgi_server) as session:
+        with anyio.fail_after(5):
+            result = await session.call_tool("echo", {}, timeout=60)
+        assert result.content[0].text == "fine"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("content_length", [b"1" * 5_000, b"\xb2"], ids=["5000-digits", "superscript-two"])
+async def test_the_client_takes_no_odd_content_length_for_a_number(content_length: bytes) -> None:
+    """httpx over h11 refuses such a header itself; another httpx transport may not."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method != "POST":
+            return httpx.Response(405 if request.method == "GET" else 200)
+        message = json.loads(request.content)
+        if "id" not in message:
+            return httpx.Response(202)
+        result: dict[str, Any] = {"content": [{"type": "text", "text": "ok"}]}
+        if message["method"] == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "mock", "version": "0"},
+            }
+        body = json.dumps(rpc_result(message["id"], result)).encode()
+        hdrs = [(b"content-type", b"application/json")]
+        if message["method"] == "tools/call":
+            hdrs.append((b"content-length", content_length))
+        return httpx.Response(200, headers=hdrs, content=body)
+
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http,
+            open_streamable_http("http://mock/mcp", http_client=http) as transport,
+            Client("tester", "1.0").connect(transport) as session,
+        ):
+            if content_length.isdigit():  # a number, over the limit: the call fails at once
+                with pytest.raises(McpError, match="exceeds the limit"):
+                    await session.call_tool("echo", {}, timeout=5)
+            else:  # not a number: ignored, the body is read
+                result = await session.call_tool("echo", {}, timeout=5)
+                assert result.content[0].text == "ok"  # type: ignore[union-attr]
+            await session.ping(timeout=5)

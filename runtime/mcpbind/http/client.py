@@ -202,7 +202,7 @@ class _Failure(Exception):
 async def _read_body(response: httpx.Response, limit: int) -> bytes | None:
     """The whole body, or ``None`` as soon as it is known to exceed ``limit`` bytes."""
     declared = response.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and _too_large(declared, limit):
         return None
     chunks: list[bytes] = []
     size = 0
@@ -212,6 +212,13 @@ async def _read_body(response: httpx.Response, limit: int) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _too_large(content_length: str, limit: int) -> bool:
+    """Whether a Content-Length value (ASCII digits, else ignored) is over ``limit``."""
+    if not content_length.isascii() or not content_length.isdigit():
+        return False  # ("²".isdigit() is true, and int() refuses it)
+    return len(content_length) > 18 or int(content_length) > limit  # (int() refuses 4,301 digits)
 
 
 async def _error_body(response: httpx.Response) -> str:
