@@ -294,6 +294,38 @@ async def test_a_result_too_deep_to_encode_is_answered_with_an_error() -> None:
         assert answer == {"jsonrpc": "2.0", "id": 2, "result": {}}
 
 
+@pytest.mark.anyio
+async def test_an_error_whose_data_cannot_be_encoded_is_answered_without_it() -> None:
+    """A handler's error echoing the request (nested too deeply) crashed the session."""
+    server = Server("deep", "1.0")
+
+    @server.on(methods.TOOLS_CALL)
+    async def call(params: types.CallToolRequestParams, ctx: RequestContext) -> types.CallToolResult:
+        data: Any = object()
+        if params.name == "deep":
+            data = []
+            for _ in range(5_000):
+                data = [data]
+        raise McpError(INVALID_PARAMS, "no good\udfff", {"echo": data})
+
+    async with raw_server(server) as transport:
+        assert "result" in await exchange(transport, INITIALIZE)
+        await transport.send(INITIALIZED)
+        for ident, name in [(1, "deep"), (2, "object")]:
+            line = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s"}}' % (
+                ident,
+                name.encode(),
+            )
+            answer = await exchange(transport, line)
+            assert answer == {
+                "jsonrpc": "2.0",
+                "id": ident,
+                "error": {"code": INVALID_PARAMS, "message": "no good?"},
+            }
+        answer = await exchange(transport, b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
+        assert answer == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
 # -- a session in memory: a client receiving broken responses ---------------------------------
 
 
