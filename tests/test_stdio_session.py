@@ -181,9 +181,10 @@ async def wait_for_mark(marker: Path, line: str) -> None:
 # the request's id cannot be read; a tuple lists the acceptable ids where JSON-RPC leaves room
 # (a parse error may name an id that is still readable, or say null).
 ERRORS: list[tuple[str, bytes, int, object, str]] = [
-    ("truncated JSON", b'{"jsonrpc":"2.0","id":1,"method":"ping"', PARSE_ERROR, None, "Parse error"),
+    # Not JSON, but the id can still be read: the error names it, so the caller need not wait.
+    ("truncated JSON", b'{"jsonrpc":"2.0","id":1,"method":"ping"', PARSE_ERROR, 1, "Parse error"),
     ("not JSON", b"hello there", PARSE_ERROR, None, "Parse error"),
-    ("trailing junk", b'{"jsonrpc":"2.0","id":1,"method":"ping"} junk', PARSE_ERROR, None, "Parse error"),
+    ("trailing junk", b'{"jsonrpc":"2.0","id":1,"method":"ping"} junk', PARSE_ERROR, 1, "Parse error"),
     ("whitespace only", b" \t ", PARSE_ERROR, None, "Parse error"),
     ("invalid UTF-8 bytes", b"\xff\xfe\xfd", PARSE_ERROR, None, "Parse error"),
     (

@@ -402,14 +402,24 @@ class Connection:
         """The response to a received request; ``None`` if it was cancelled meanwhile."""
         if ident not in self._in_flight:
             return None
+        # Encoded first: a result that cannot be (nested too deeply, say) leaves the request
+        # in flight, so that respond_error can still answer it.
+        data = self._encode_result(ident, spec, result)
         self._in_flight.discard(ident)
-        return self._encode_result(ident, spec, result)
+        return data
 
     def respond_error(self, ident: RequestId, error: McpError) -> bytes | None:
         if ident not in self._in_flight:
             return None
+        try:
+            data = Codec.encode_error(ident, error.code, error.message, error.data)
+        except (msgspec.EncodeError, TypeError, ValueError, RecursionError):
+            # Its data cannot be sent (nested too deeply, say, echoing the request): the error
+            # still is, without it.
+            message = error.message.encode("utf-8", "replace").decode("utf-8")
+            data = Codec.encode_error(ident, error.code, message)
         self._in_flight.discard(ident)
-        return Codec.encode_error(ident, error.code, error.message, error.data)
+        return data
 
     def abandon(self, ident: RequestId) -> None:
         """A received request was cancelled by the peer: no response will be sent."""

@@ -34,9 +34,11 @@ def decode_cursor(cursor: str) -> int:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
     except (binascii.Error, ValueError):
         raise McpError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
-    if not raw.startswith(_PREFIX) or not raw[len(_PREFIX) :].isdigit():
+    digits = raw[len(_PREFIX) :]
+    # (bytes: isdigit() takes ASCII digits only; int() refuses over 4,300 of them)
+    if not raw.startswith(_PREFIX) or not digits.isdigit() or len(digits) > 18:
         raise McpError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
-    return int(raw[len(_PREFIX) :])
+    return int(digits)
 
 
 class Page(tuple[list[T], "str | UnsetType"]):

@@ -7,7 +7,12 @@ can forward as they are. :meth:`Codec.request_params`, :meth:`Codec.notification
 for the negotiated version. Encoding goes from structs straight to bytes, never via dicts.
 
 Every failure is a :class:`WireError` carrying the JSON-RPC error code to answer with, a
-message that names the offending path, and the request id when it could be read.
+message that names the offending path, and the request id when it could be read. That
+includes what msgspec cannot decode although it follows the JSON grammar: nesting deeper than
+msgspec's recursion limit (the interpreter's: about 1,000 levels on CPython 3.11, less the
+stack in use) and escaped lone UTF-16 surrogates such as ``"\\udfff"`` (not Unicode text),
+both ``PARSE_ERROR``. Only then, on the error path, is the id looked for, by
+:func:`salvage_id`, a bounded scan that needs no recursion.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import re
 from collections.abc import Mapping
 from functools import cache, reduce
 from types import ModuleType
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -39,6 +44,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "SALVAGE_MAX_BYTES",
     "Codec",
     "ErrorObject",
     "ErrorResponse",
@@ -47,10 +53,12 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "SalvagedId",
     "TypedIncoming",
     "TypedNotification",
     "TypedRequest",
     "WireError",
+    "salvage_id",
 ]
 
 
@@ -189,7 +197,6 @@ class _OutError(msgspec.Struct):
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 _RAW_ITEMS = msgspec.json.Decoder(list[Raw])
 _ENCODER = msgspec.json.Encoder()
-_ID_ONLY = msgspec.json.Decoder(dict[str, Any])
 _PATH = re.compile(r"`\$")
 _WHITESPACE = b" \t\r\n"
 
@@ -256,32 +263,98 @@ def _check_utf8(data: bytes | bytearray | memoryview) -> None:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        message = f"Parse error: invalid UTF-8 at byte {exc.start}"
-        # Read what can be read of it with the bad bytes replaced, to name the request.
-        try:
-            salvaged = _ID_ONLY.decode(raw.decode("utf-8", "replace").encode())
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            raise WireError(PARSE_ERROR, message) from None
-        ident = salvaged.get("id")
-        # An id that held the bad bytes was not read: JSON-RPC answers that with a null id.
-        readable = isinstance(ident, int) or (isinstance(ident, str) and "\ufffd" not in ident)
-        ident = ident if readable and not isinstance(ident, bool) else None
-        if "result" in salvaged or "error" in salvaged:
-            raise WireError(PARSE_ERROR, message, response_id=ident) from None
-        raise WireError(PARSE_ERROR, message, ident) from None
+        raise _parse_error(f"Parse error: invalid UTF-8 at byte {exc.start}", raw) from None
 
 
 def _first_byte(data: bytes | bytearray | memoryview | Raw) -> bytes:
     return bytes(data).lstrip(_WHITESPACE)[:1]
 
 
-def _salvage_id(data: bytes | bytearray | memoryview | Raw) -> RequestId | None:
-    """The id of an invalid message, when one can still be read, so the error can name it."""
-    try:
-        value = _ID_ONLY.decode(data).get("id")
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+class SalvagedId(NamedTuple):
+    """What :func:`salvage_id` could read of a message that does not decode."""
+
+    id: RequestId | None
+    """The top-level ``id`` when it is an integer or a well-formed string, else ``None``."""
+    response: bool
+    """The message has a top-level ``result`` or ``error`` and no ``method``: a response,
+    which is never answered; the request it answers can be failed instead."""
+
+
+# A JSON string (escapes skipped whole, so an escaped quote does not end it), or a lone quote
+# where one starts that never ends: nothing after that can be read.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|"', re.DOTALL)
+_COLON = re.compile(rb"[ \t\r\n]*:[ \t\r\n]*")
+_ID_VALUE = re.compile(rb'-?(?:0|[1-9][0-9]*)(?=[ \t\r\n]*[,}])|"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_ID_DECODER = msgspec.json.Decoder(int | str)
+# How much of a message salvage_id reads: it runs in Python, so a hostile message must not
+# make the error path slow (16 KiB take it about 10 ms at worst, a message of only quotes).
+# SDKs send the envelope members first; an id that comes after 16 KiB of params is not read.
+SALVAGE_MAX_BYTES = 16 * 1024
+
+
+def salvage_id(data: bytes | bytearray | memoryview | Raw, max_bytes: int = SALVAGE_MAX_BYTES) -> SalvagedId:
+    """The id of a message msgspec would not decode (not JSON, not UTF-8, nested too deeply,
+    holding a lone surrogate, of the wrong shape), so that the error can name the request,
+    or the pending request a broken response answers can be failed at once.
+
+    Only the error path calls this. It reads the members of the top-level object within the
+    first ``max_bytes`` bytes, without recursion and without decoding the rest: strings are
+    skipped with a regular expression and the brackets between them counted. The id is read
+    when it is an integer (``-?[0-9]+``) or a string that decodes; anything else (``null``, a
+    float, a boolean, invalid UTF-8 or a lone surrogate inside it) is no id.
+    """
+    raw = bytes(memoryview(data)[:max_bytes])
+    start = len(raw) - len(raw.lstrip(_WHITESPACE))
+    if raw[start : start + 1] != b"{":
+        return SalvagedId(None, False)
+    ident: RequestId | None = None
+    has_method = has_outcome = False
+    depth, pos = 1, start + 1
+    count = raw.count
+    for match in _STRING.finditer(raw, pos):
+        found = match.start()
+        if found != pos:
+            depth += count(b"{", pos, found) + count(b"[", pos, found)
+            depth -= count(b"}", pos, found) + count(b"]", pos, found)
+        pos = match.end()
+        if depth < 1 or pos - found == 1:
+            break  # the object ended, or a string that never does (or is cut off) began
+        if depth > 1:
+            continue
+        colon = _COLON.match(raw, pos)
+        if colon is None:
+            continue  # a value, not a member name
+        name = match.group()
+        if b"\\" in name:  # an escaped name (rare): decode it to compare
+            try:
+                name = b'"' + msgspec.json.decode(name, type=str).encode() + b'"'
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeEncodeError):
+                continue
+        if name == b'"id"':
+            value = _ID_VALUE.match(raw, colon.end())
+            if value is not None:
+                try:
+                    ident = _ID_DECODER.decode(value.group())
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    ident = None
+        elif name == b'"method"':
+            has_method = True
+        elif name in (b'"result"', b'"error"'):
+            has_outcome = True
+    return SalvagedId(ident, has_outcome and not has_method)
+
+
+def _parse_error(
+    message: str, data: bytes | bytearray | memoryview | Raw, code: int = PARSE_ERROR
+) -> WireError:
+    """The error for a message that does not decode, naming its id when it can be read."""
+    salvaged = salvage_id(data)
+    if salvaged.response:
+        return WireError(code, message, response_id=salvaged.id)
+    return WireError(code, message, salvaged.id)
+
+
+_TOO_DEEP = "JSON nested too deeply"
 
 
 class Codec:
@@ -343,7 +416,12 @@ class Codec:
         return self._batch(data)
 
     def _batch(self, data: bytes | bytearray | memoryview) -> list[Incoming | WireError]:
-        items = _RAW_ITEMS.decode(data)  # the envelope decode already proved it is valid JSON
+        try:
+            items = _RAW_ITEMS.decode(data)
+        except msgspec.DecodeError as exc:  # ``[`` then anything: the envelope stopped at ``[``
+            raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
+        except RecursionError:
+            raise WireError(PARSE_ERROR, f"Parse error: {_TOO_DEEP}") from None
         if not self.batching:
             raise WireError(
                 INVALID_REQUEST,
@@ -370,9 +448,11 @@ class Codec:
         try:
             env = _ENVELOPE.decode(data)
         except msgspec.ValidationError as exc:
-            raise WireError(INVALID_REQUEST, f"Invalid request: {exc}", _salvage_id(data)) from None
+            raise _parse_error(f"Invalid request: {exc}", data, INVALID_REQUEST) from None
         except msgspec.DecodeError as exc:
-            raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
+            raise _parse_error(f"Parse error: {exc}", data) from None
+        except RecursionError:
+            raise _parse_error(f"Parse error: {_TOO_DEEP}", data) from None
         ident = env.id
         if env.method is not UNSET:
             if env.result or env.error is not UNSET:
@@ -424,7 +504,7 @@ class Codec:
         if isinstance(data, memoryview) or b'"method"' in data:
             try:
                 typed = self._one_pass.decode(data)  # a per-method TypedRequest/TypedNotification
-            except (msgspec.ValidationError, msgspec.DecodeError):
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 typed = None
         # Members msgspec skipped are not checked for UTF-8, and a message with ``method``
         # must have neither ``result`` nor ``error``: anything odd takes the slow path.
@@ -475,6 +555,8 @@ class Codec:
             raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}", message.id) from None
         except msgspec.DecodeError as exc:
             raise WireError(PARSE_ERROR, f"Parse error: {exc}", message.id) from None
+        except RecursionError:  # the envelope was decoded from a shallower stack
+            raise WireError(PARSE_ERROR, f"Parse error: {_TOO_DEEP}", message.id) from None
 
     def notification_params(self, message: Notification) -> Any:
         """The typed params of a received notification; unknown methods raise ``METHOD_NOT_FOUND``.
@@ -490,6 +572,8 @@ class Codec:
             raise WireError(INVALID_PARAMS, f"Invalid params: {_at('params', exc)}") from None
         except msgspec.DecodeError as exc:
             raise WireError(PARSE_ERROR, f"Parse error: {exc}") from None
+        except RecursionError:
+            raise WireError(PARSE_ERROR, f"Parse error: {_TOO_DEEP}") from None
 
     def result(self, spec: RequestSpec[Any, Any], message: Response) -> Any:
         """The typed result of a response to a request we sent with ``spec``.
@@ -503,6 +587,8 @@ class Codec:
             raise WireError(INTERNAL_ERROR, f"Invalid result: {_at('result', exc)}", message.id) from None
         except msgspec.DecodeError as exc:
             raise WireError(INTERNAL_ERROR, f"Invalid result: {exc}", message.id) from None
+        except RecursionError:
+            raise WireError(INTERNAL_ERROR, f"Invalid result: {_TOO_DEEP}", message.id) from None
 
     # -- encoding ---------------------------------------------------------------------------
 

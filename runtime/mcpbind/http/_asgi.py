@@ -22,7 +22,8 @@ def matches(value: str, patterns: Iterable[str], *, bare_host: bool = True) -> b
     for pattern in patterns:
         if pattern.endswith(":*"):
             base = pattern[:-2]
-            if value.startswith(base + ":") and value[len(base) + 1 :].isdigit():
+            port = value[len(base) + 1 :]
+            if value.startswith(base + ":") and port.isascii() and port.isdigit():
                 return True
             if bare_host and value == base:
                 return True

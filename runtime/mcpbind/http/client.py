@@ -85,7 +85,7 @@ from mcpbind.http._common import QueuedReceive, Received
 from mcpbind.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 from mcpbind.session import _only_error
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
-from mcpbind.wire import Codec, RequestId
+from mcpbind.wire import Codec, RequestId, salvage_id
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -198,7 +198,7 @@ def _split(data: bytes) -> list[bytes]:
     if data.lstrip()[:1] == b"[":
         try:
             return [bytes(item) for item in _envelopes.decode(data)]
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             pass
     return [data]
 
@@ -217,8 +217,12 @@ def _cancelled_request(data: bytes) -> RequestId | None:
 def _peek(data: bytes) -> _Envelope | None:
     try:
         return _envelope.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        pass
+    # A response that does not decode (nested too deeply, a lone surrogate) still names the
+    # request it answers when its id can be read: delivered, it fails that request at once.
+    salvaged = salvage_id(data)
+    return _Envelope(id=salvaged.id) if salvaged.response and salvaged.id is not None else None
 
 
 def _is_response_to(envelope: _Envelope | None, ident: RequestId) -> bool:
@@ -258,7 +262,7 @@ class _Failure(Exception):
 async def _read_body(response: httpx.Response, limit: int) -> bytes | None:
     """The whole body, or ``None`` as soon as it is known to exceed ``limit`` bytes."""
     declared = response.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and _too_large(declared, limit):
         return None
     chunks: list[bytes] = []
     size = 0
@@ -268,6 +272,13 @@ async def _read_body(response: httpx.Response, limit: int) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _too_large(content_length: str, limit: int) -> bool:
+    """Whether a Content-Length value (ASCII digits, else ignored) is over ``limit``."""
+    if not content_length.isascii() or not content_length.isdigit():
+        return False  # ("²".isdigit() is true, and int() refuses it)
+    return len(content_length) > 18 or int(content_length) > limit  # (int() refuses 4,301 digits)
 
 
 async def _error_body(response: httpx.Response) -> str:

@@ -144,9 +144,14 @@ class MemoryEventStore:
 
     async def replay(self, session_id: str, last_event_id: str) -> tuple[str, list[StoredEvent]] | None:
         stream_id, _, number = last_event_id.rpartition("_")
-        if not stream_id or not number.isdigit() or int(number) > self._next:
+        # ASCII digits only (``isdigit()`` takes "²" too, which int() refuses), and no more of
+        # them than any id issued has: int() refuses over 4,300 digits.
+        digits = number.isascii() and number.isdigit()
+        if not stream_id or not digits or len(number) > len(str(self._next)):
             return None
         after = int(number)
+        if after > self._next:
+            return None
         # A stream whose events all went (delivered, or evicted) replays as empty.
         events = self._sessions.get(session_id, {}).get(stream_id, ())
         return stream_id, [StoredEvent(f"{stream_id}_{seq}", data) for seq, data in events if seq > after]

@@ -426,6 +426,9 @@ class LegacySSEApp:
         except msgspec.DecodeError as exc:
             await _error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
             return
+        except RecursionError:
+            await _error(send, 400, PARSE_ERROR, "Parse error: JSON nested too deeply")
+            return
         if first not in (b"{", b"["):
             await _error(send, 400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC message")
             return
@@ -459,8 +462,9 @@ class LegacySSEApp:
         """The request body, or None after answering 413 (or when the client went away)."""
         limit = self.max_body_size
         declared = _header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(send, limit, receive, 0 if int(declared) <= limit + _DRAIN else None)
+        length = _content_length(declared)
+        if length is not None and length > limit:
+            await _too_large(send, limit, receive, 0 if length <= limit + _DRAIN else None)
             return None
         chunks: list[bytes] = []
         size = 0
@@ -486,6 +490,14 @@ async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
+
+
+def _content_length(value: str | None) -> int | None:
+    """A Content-Length of ASCII digits as a number (one of over 18 digits as 10**18, over any
+    limit: int() refuses 4,301 digits); ``None`` for anything else."""
+    if value is None or not value.isascii() or not value.isdigit():
+        return None  # ("²".isdigit() is true, and int() refuses it)
+    return int(value) if len(value) <= 18 else 10**18
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -100,7 +100,7 @@ from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext, Session, Spawn
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
-from mcpbind.wire import Codec, RequestId
+from mcpbind.wire import Codec, RequestId, salvage_id
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
@@ -1402,12 +1402,26 @@ def _decode_envelope(body: bytes) -> _Envelope:
         return _ENVELOPE.decode(body)
     except msgspec.ValidationError as exc:
         if body.lstrip()[:1] == b"[":
+            try:  # msgspec stopped at the "[": is the rest JSON at all?
+                msgspec.json.decode(body, type=msgspec.Raw)
+            except msgspec.DecodeError as not_json:
+                raise _Problem(400, PARSE_ERROR, f"Parse error: {not_json}") from None
+            except RecursionError:
+                raise _Problem(400, PARSE_ERROR, "Parse error: JSON nested too deeply") from None
             raise _Problem(
                 400, INVALID_REQUEST, "Invalid request: batches (JSON arrays) are not accepted"
             ) from None
-        raise _Problem(400, INVALID_REQUEST, f"Invalid request: {exc}") from None
+        raise _Problem(400, INVALID_REQUEST, f"Invalid request: {exc}", _request_id(body)) from None
     except msgspec.DecodeError as exc:
-        raise _Problem(400, PARSE_ERROR, f"Parse error: {exc}") from None
+        raise _Problem(400, PARSE_ERROR, f"Parse error: {exc}", _request_id(body)) from None
+    except RecursionError:
+        raise _Problem(400, PARSE_ERROR, "Parse error: JSON nested too deeply", _request_id(body)) from None
+
+
+def _request_id(body: bytes) -> RequestId | None:
+    """The id of a request that does not decode, where it can be read (never a response's)."""
+    salvaged = salvage_id(body)
+    return None if salvaged.response else salvaged.id
 
 
 async def _answer_error(send: Send, problem: _Problem, headers: Headers) -> None:

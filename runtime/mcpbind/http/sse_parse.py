@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
 
-__all__ = ["SSEDecoder", "SSEEvent", "SSETooLarge"]
+__all__ = ["MAX_RETRY", "SSEDecoder", "SSEEvent", "SSETooLarge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,9 @@ class SSETooLarge:
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
+# A ``retry:`` of more digits than this counts as MAX_RETRY (about 116 days) instead.
+_RETRY_DIGITS = 10
+MAX_RETRY = 10**_RETRY_DIGITS - 1
 
 
 class SSEDecoder:
@@ -40,7 +43,8 @@ class SSEDecoder:
 
     ``feed()`` each chunk and get the events it completed. ``last_event_id`` is the id the
     stream stands at (set when an event is dispatched, even one without data, as the standard
-    says) and ``retry`` the last ``retry:`` value in milliseconds. Lines end with CRLF, LF or
+    says) and ``retry`` the last ``retry:`` value in milliseconds (at most :data:`MAX_RETRY`:
+    a longer string of digits is taken as that). Lines end with CRLF, LF or
     CR. An event whose data exceeds ``max_event_size`` bytes, or holding a line longer than
     that, is reported as :class:`SSETooLarge` and its data is never held beyond the limit.
     """
@@ -142,8 +146,9 @@ class SSEDecoder:
             if b"\0" not in value:
                 self._id_buffer = value.decode("utf-8", "replace")
         elif name == b"retry":
-            if value.isdigit():
-                self.retry = int(value)
+            if value.isdigit():  # (ASCII digits only: these are bytes)
+                # int() refuses over 4,300 digits; a longer value means "not soon" all the same.
+                self.retry = int(value) if len(value) <= _RETRY_DIGITS else MAX_RETRY
         return None
 
     def _dispatch(self) -> SSEEvent | SSETooLarge | None:
