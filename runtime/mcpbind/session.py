@@ -11,6 +11,7 @@ session's own). anyio only, so the same code runs on asyncio and on trio.
 
 from __future__ import annotations
 
+import contextvars
 import heapq
 import logging
 import math
@@ -342,30 +343,58 @@ class _Deadlines:
 
 
 @coroutine
-def _resume(coro: Coroutine[Any, Any, R], value: Any) -> Generator[Any, Any, R]:
+def _resume(coro: Coroutine[Any, Any, R], value: Any, run: Callable[..., Any]) -> Generator[Any, Any, R]:
     """Go on with ``coro`` after its first step was taken by hand and yielded ``value``: what the
-    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop.
+    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop. Each
+    step runs through ``run``, a ``Context.run``: in the request's own context.
 
     Taking a handler's first step by hand (``coro.send(None)``, in the task that awaits it, so
     inside the caller's cancel scopes exactly as ``await`` would run it) tells whether it
     finishes at once, as most do, or waits for something: only then does the caller need to
     do something about it (hand reading over to another task, watch for the client going
-    away), and it learns so just before the handler's first wait."""
+    away), and it learns so just before the handler's first wait. Stepping by hand is also
+    what runs the handler in a context of its own while the task stays the session's: a
+    handler's context variables stay its own, and a reused task carries none to the next."""
     while True:
         try:
             sent = yield value
         except BaseException as exc:  # a cancellation, or GeneratorExit on close: it decides
             try:
-                value = coro.throw(exc)
+                value = run(coro.throw, exc)
             except StopIteration as stop:
                 result: R = stop.value
                 return result
         else:
             try:
-                value = coro.send(sent)
+                value = run(coro.send, sent)
             except StopIteration as stop:
                 result = stop.value
                 return result
+
+
+async def _awaited(awaitable: Awaitable[R]) -> R:
+    """A coroutine around an awaitable that is not one, so that its steps can be taken by hand."""
+    return await awaitable
+
+
+def _start(
+    context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any
+) -> Coroutine[Any, Any, R]:
+    """``function(*args)`` called in ``context``, as a coroutine (see :func:`_resume`)."""
+    call = context.run(function, *args)
+    return call if type(call) is CoroutineType else _awaited(call)
+
+
+async def _run_in(context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any) -> R:
+    """Await ``function(*args)`` with every step of it run in ``context``."""
+    call = _start(context, function, *args)
+    run = context.run
+    try:
+        value = run(call.send, None)
+    except StopIteration as stop:
+        result: R = stop.value
+        return result
+    return await _resume(call, value, run)
 
 
 _SESSION_CLOSED = "Connection closed"
@@ -387,11 +416,20 @@ class Session:
       which acts on it in the calling task, running a request's handler there too, and
       :meth:`end` ends it. Such a session holds no task at all between messages (Streamable HTTP,
       where each message comes in a request of its own that is a task already).
+
+    Context variables: each received request and notification is handled in a copy of its own
+    of one context, so what a handler sets is seen by nothing else: with tasks of its own, the
+    context that was current at ``async with session:`` (where :meth:`Server.run
+    <mcpbind.server.Server.run>` was awaited); inline, the context of the task that calls
+    :meth:`feed` (over Streamable HTTP, that of the HTTP request carrying the message, which
+    the ASGI server derives from where it was started, plus what ASGI middleware set).
+
     """
 
     __slots__ = (
         "_active",
         "_closed",
+        "_context",
         "_deadlines",
         "_event_type",
         "_finished",
@@ -452,8 +490,9 @@ class Session:
         # line, and goes on reading when it returns without having waited for anything. A
         # handler that waits makes its task hand reading over (to an idle worker, or a new one,
         # up to ``max_concurrent_requests`` + 1 of them, kept for the session's life) before it
-        # waits: a quick request costs no task switch, no queue, no new task. Context
-        # variables a handler sets and does not reset stay set in its worker.
+        # waits: a quick request costs no task switch, no queue, no new task. Each handler
+        # runs in a copy of ``_context`` (stepped by hand, see ``_resume``), never in the
+        # worker's own context, which stays as the session's start left it.
         # ``_active`` handlers run (both ways of running); past ``max_concurrent_requests``,
         # requests wait in ``_waiting`` (with tasks) or their callers in ``_turns`` (inline).
         self.max_concurrent_requests = max_concurrent_requests
@@ -484,6 +523,8 @@ class Session:
         # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
         self._closed = False
         self._finished: anyio.Event | None = None
+        # Where the handlers of a session with tasks run (copied for each): see __aenter__.
+        self._context: contextvars.Context | None = None
         self._ready = False
         self._ready_event: anyio.Event | None = None
         # The lowest level of log messages the peer wants (``logging/setLevel``).
@@ -534,6 +575,7 @@ class Session:
     async def __aenter__(self) -> Session:
         if self._inline:
             raise RuntimeError("this session is driven inline")
+        self._context = contextvars.copy_context()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         await self._task_group.start(self._serve)
@@ -611,6 +653,8 @@ class Session:
         waits, this task runs nothing else until it is done, so cancelling the scope cancels
         exactly that handler. (A cancel scope per request would cost more than the rest.)
         """
+        context = self._context
+        assert context is not None
         while True:
             lead = _Lead(self)
             job: _Job | None = None
@@ -624,7 +668,7 @@ class Session:
                         handler, event, _ = job
                         self._handlers[event.id] = scope
                         lead.running = True
-                        await self._run_handler(handler, event, scope, lead.hand_over)
+                        await self._run_handler(handler, event, scope, context.copy(), lead.hand_over)
                         lead.running = False
                         job = self._next_job()  # its place goes on, or is freed
                         if lead.handed_over():
@@ -638,7 +682,7 @@ class Session:
                 handler, event, own = job
                 assert own is not None
                 with own:
-                    await self._run_handler(handler, event, own)
+                    await self._run_handler(handler, event, own, context.copy())
                 job = self._next_job()
             return
 
@@ -806,40 +850,38 @@ class Session:
         handler: RequestHandler,
         event: RequestReceived,
         scope: anyio.CancelScope,
+        context: contextvars.Context,
         on_suspend: Callable[[], None] | None = None,
     ) -> None:
         """Run a request's handler and send its answer. The caller is inside ``scope``, the one
         that cancels it (a cancellation comes out of here as the backend's exception).
 
-        With ``on_suspend``, the handler's first step is taken by hand (see :func:`_resume`) and
-        ``on_suspend`` is called just before the handler first waits for something, if it does."""
+        Every step of the handler runs in ``context``, the request's own (see :func:`_resume`);
+        ``on_suspend`` is called just before the handler first waits for something, if it does.
+        """
         ident = event.id
         try:
             meta = getattr(event.params, "meta", UNSET)
             token = meta.get("progressToken") if isinstance(meta, dict) else None
-            context = RequestContext(
+            request_context = RequestContext(
                 self, ident, event.method, token if isinstance(token, str | int) else None
             )
             try:
-                call = handler(event.params, context)
-                if on_suspend is None:
-                    result = await call
-                elif type(call) is CoroutineType:
-                    # Most handlers finish in this first step.
-                    try:
-                        value = call.send(None)
-                    except StopIteration as stop:
-                        result = stop.value
-                    else:
+                run = context.run
+                call = _start(context, handler, event.params, request_context)
+                # Most handlers finish in this first step.
+                try:
+                    value = run(call.send, None)
+                except StopIteration as stop:
+                    result = stop.value
+                else:
+                    if on_suspend is not None:
                         try:
                             on_suspend()
                         except BaseException:
-                            call.close()  # not left suspended for the garbage collector
+                            run(call.close)  # not left suspended for the garbage collector
                             raise
-                        result = await _resume(call, value)
-                else:
-                    on_suspend()
-                    result = await call
+                    result = await _resume(call, value, run)
             except McpError as exc:
                 data = self.connection.respond_error(ident, exc)
             except Exception as exc:
@@ -871,13 +913,17 @@ class Session:
     async def _dispatch_notifications(
         self, queue: anyio.abc.ObjectReceiveStream[tuple[NotificationHandler, NotificationReceived]]
     ) -> None:
+        context = self._context
+        assert context is not None
         async with queue:
             async for handler, event in queue:
-                await self._notify_handler(handler, event)
+                await self._notify_handler(handler, event, context.copy())
 
-    async def _notify_handler(self, handler: NotificationHandler, event: NotificationReceived) -> None:
+    async def _notify_handler(
+        self, handler: NotificationHandler, event: NotificationReceived, context: contextvars.Context
+    ) -> None:
         try:
-            await handler(event.params, RequestContext(self, None, event.method, None))
+            await _run_in(context, handler, event.params, RequestContext(self, None, event.method, None))
         except Exception:
             log.exception("notification handler for %s failed", event.method)
 
@@ -901,7 +947,8 @@ class Session:
         transport; a notification's handler too; a response wakes the request waiting for it.
         ``on_suspend`` is called (once at most) just before a handler first waits for
         something: a caller that must watch for something meanwhile (the peer going away)
-        starts doing so then, and a handler that finishes at once costs it nothing.
+        starts doing so then, and a handler that finishes at once costs it nothing. Each handler
+        runs in a copy of the calling task's context: what it sets stays its own.
 
         Raises ``anyio.ClosedResourceError`` once :meth:`end` was called.
         """
@@ -919,7 +966,7 @@ class Session:
             elif isinstance(event, NotificationReceived):
                 handler = self.notification_handlers.get(event.method)
                 if handler is not None:
-                    await self._notify_handler(handler, event)
+                    await self._notify_handler(handler, event, contextvars.copy_context())
             else:
                 await self._on(event)
 
@@ -953,7 +1000,7 @@ class Session:
             scope = self._handlers[event.id] = self._new_scope()
         try:
             with scope:
-                await self._run_handler(handler, event, scope, on_suspend)
+                await self._run_handler(handler, event, scope, contextvars.copy_context(), on_suspend)
         finally:
             self._pass_turn()
 
