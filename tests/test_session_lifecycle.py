@@ -1,5 +1,5 @@
 """A session's requests over stdio and memory: each runs in its own copy of the context the
-session started in.
+session started in, and those already read when the input ends are still answered.
 
 Over stdio the server is a child process, tests/peers/readme_server.py, started the way the
 README does (``server.run_stdio_sync()``) and through ``mcpbind serve``, on the backend the test
@@ -21,6 +21,7 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import mcpbind
+from mcpbind.errors import CONNECTION_CLOSED
 from mcpbind.memory import MemoryTransport
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
@@ -222,3 +223,69 @@ async def test_notification_handlers_do_not_see_each_others_context_variables() 
             await peer.outgoing.aclose()
     assert seen == ["root", "root"]
     assert text(answer) == "root"
+
+
+# --------------------------------------------------------------------------------------------
+# The end of input (issue 11, item 3)
+# --------------------------------------------------------------------------------------------
+
+NAPS = 50
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+async def test_stdio_requests_read_before_stdin_closed_are_answered(
+    anyio_backend: str, launcher: str
+) -> None:
+    lines = [INITIALIZE, INITIALIZED, *(call(n, "nap", seconds=0.2) for n in range(1, NAPS + 1))]
+    with anyio.fail_after(TEST_TIMEOUT):
+        answers, returncode = await run_to_end(command(launcher, anyio_backend), lines, child_env())
+    answered = by_id(answers)
+    assert sorted(answered) == list(range(NAPS + 1))
+    assert all(text(answered[n]) == "rested" for n in range(1, NAPS + 1))
+    assert returncode == 0
+
+
+async def test_stdio_requests_past_the_grace_period_are_answered_with_an_error(anyio_backend: str) -> None:
+    lines = [INITIALIZE, INITIALIZED, call(1, "nap", seconds=0.05), call(2, "nap", seconds=60)]
+    lines.append(call(3, "nap", seconds=60))
+    env = {**child_env(), "MCPBIND_TEST_GRACE": "0.5"}
+    with anyio.fail_after(TEST_TIMEOUT):  # far less than the 60 s naps
+        answers, returncode = await run_to_end(command("run_stdio_sync", anyio_backend), lines, env)
+    answered = by_id(answers)
+    assert sorted(answered) == [0, 1, 2, 3]
+    assert text(answered[1]) == "rested"
+    for ident in (2, 3):
+        assert answered[ident]["error"]["code"] == CONNECTION_CLOSED, answered[ident]
+    assert returncode == 0
+
+
+async def test_memory_requests_read_before_the_input_ended_are_answered() -> None:
+    server = become_server()
+    peer = Peer()
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.run, peer.transport)
+            await peer.send(
+                INITIALIZE, INITIALIZED, *(call(n, "nap", seconds=0.2) for n in range(1, NAPS + 1))
+            )
+            await peer.outgoing.aclose()
+            answers = await peer.rest()  # until the server closes its side, having answered
+    answered = by_id(answers)
+    assert sorted(answered) == list(range(NAPS + 1))
+    assert all(text(answered[n]) == "rested" for n in range(1, NAPS + 1))
+
+
+async def test_memory_requests_past_the_grace_period_are_answered_with_an_error() -> None:
+    server = become_server()
+    server.shutdown_grace_period = 0.3
+    peer = Peer()
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.run, peer.transport)
+            await peer.send(INITIALIZE, INITIALIZED, call(1, "nap", seconds=0.01), call(2, "nap", seconds=60))
+            await peer.outgoing.aclose()
+            answers = await peer.rest()
+    answered = by_id(answers)
+    assert sorted(answered) == [0, 1, 2]
+    assert text(answered[1]) == "rested"
+    assert answered[2]["error"]["code"] == CONNECTION_CLOSED

@@ -309,13 +309,20 @@ class _Deadlines:
     Deadlines are on ``time.monotonic()`` (the event loop's clock costs more to read), and the
     task sleeps for the time left."""
 
-    __slots__ = ("heap", "next_at", "seq", "wake")
+    __slots__ = ("heap", "next_at", "seq", "stopped", "wake")
 
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, _Waiter[Any]]] = []
         self.seq = 0
         self.next_at = math.inf  # when the task wakes up next
         self.wake: anyio.Event | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        """No request waits any more (the input ended): the task ends."""
+        self.stopped = True
+        if self.wake is not None:
+            self.wake.set()
 
     def add(self, deadline: float, waiter: _Waiter[Any], waiting: int) -> None:
         heap = self.heap
@@ -329,7 +336,7 @@ class _Deadlines:
 
     async def run(self, session: Session) -> None:
         heap = self.heap
-        while True:
+        while not self.stopped:
             now = time.monotonic()
             while heap and (heap[0][0] <= now or heap[0][2].finished):
                 waiter = heapq.heappop(heap)[2]
@@ -424,6 +431,14 @@ class Session:
     :meth:`feed` (over Streamable HTTP, that of the HTTP request carrying the message, which
     the ASGI server derives from where it was started, plus what ASGI middleware set).
 
+    The end of input (with tasks of its own): once the peer has closed its side (the
+    transport's ``receive()`` raised ``anyio.EndOfStream``, as at the end of stdin), requests it
+    sent before are still handled and answered, for up to ``shutdown_grace_period`` seconds;
+    those still running then are cancelled and answered with a ``CONNECTION_CLOSED`` error.
+    Requests this side sent fail with ``CONNECTION_CLOSED`` at once (no answer can come any
+    more), and :meth:`wait_closed` returns once everything is answered. When the peer is gone
+    altogether (the transport broke, or an answer could not be sent), running handlers are
+    cancelled at once instead, since nobody would read their answers.
     """
 
     __slots__ = (
@@ -431,6 +446,7 @@ class Session:
         "_closed",
         "_context",
         "_deadlines",
+        "_ended",
         "_event_type",
         "_finished",
         "_handlers",
@@ -439,6 +455,7 @@ class Session:
         "_inline",
         "_input_done",
         "_notifications",
+        "_peer_gone",
         "_progress",
         "_ready",
         "_ready_event",
@@ -457,6 +474,7 @@ class Session:
         "notification_handlers",
         "request_handlers",
         "request_timeout",
+        "shutdown_grace_period",
         "transport",
     )
 
@@ -471,6 +489,7 @@ class Session:
         max_concurrent_requests: int = 64,
         max_pending_requests: int = 1024,
         expose_internal_errors: bool = False,
+        shutdown_grace_period: float = 5.0,
     ) -> None:
         self.transport = transport
         self.connection = connection
@@ -485,6 +504,7 @@ class Session:
         self.request_timeout = request_timeout
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
+        self.shutdown_grace_period = shutdown_grace_period
         # With tasks of its own, the session runs a pool of worker tasks (leader and followers):
         # the one that reads (the leader) also runs the handler of each request it reads, in
         # line, and goes on reading when it returns without having waited for anything. A
@@ -520,9 +540,13 @@ class Session:
         self._scope_type: type[anyio.CancelScope] | None = None
         self._event_type: type[anyio.Event] | None = None
         self._deadlines: _Deadlines | None = None
-        # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
+        # ``_closed``: no more traffic; ``_ended``: and nothing of the session runs any more
+        # (``_finished`` is set then, if someone waits).
         self._closed = False
+        self._ended = False
         self._finished: anyio.Event | None = None
+        # A send failed for want of a peer, or the input broke: answers have nowhere to go.
+        self._peer_gone = False
         # Where the handlers of a session with tasks run (copied for each): see __aenter__.
         self._context: contextvars.Context | None = None
         self._ready = False
@@ -557,16 +581,18 @@ class Session:
         return self._closed
 
     async def wait_closed(self) -> None:
-        """Until the peer closes the connection (or this side does); inline, until :meth:`end`
-        was called and the last handler has returned."""
+        """Until the peer closes the connection (or this side does) and the requests it sent
+        before are answered (see the end of input above); inline, until :meth:`end` was called
+        and the last handler has returned."""
         if self._finished is None:
             self._finished = anyio.Event()
-            if self._closed and not (self._inline and self._handlers):
+            if self._ended:
                 self._finished.set()
         await self._finished.wait()
 
     def _finish(self) -> None:
         self._closed = True
+        self._ended = True
         if self._finished is not None:
             self._finished.set()
 
@@ -609,18 +635,62 @@ class Session:
         self._inbox = deque()
         self._idle_workers = deque()
         try:
-            async with anyio.create_task_group() as workers:
-                self._workers = workers
-                workers.start_soon(self._work, name="mcpbind session worker")
-                task_status.started()
-                await self._input_done.wait()
-                # The peer is gone: handlers still running have nobody to answer any more.
-                workers.cancel_scope.cancel()
+            async with anyio.create_task_group() as grace:
+                async with anyio.create_task_group() as workers:
+                    self._workers = workers
+                    workers.start_soon(self._work, name="mcpbind session worker")
+                    task_status.started()
+                    await self._input_done.wait()
+                    if self._peer_gone:
+                        # Handlers still running have nobody to answer any more.
+                        workers.cancel_scope.cancel()
+                    else:
+                        # The peer closed its side: what it sent before is still answered.
+                        self._wind_down()
+                        grace.start_soon(self._expire, workers.cancel_scope)
+                grace.cancel_scope.cancel()  # everything ended in time
         finally:
             if self._notifications is not None:
                 self._notifications.close()
             self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
             self._finish()
+
+    def _wind_down(self) -> None:
+        """The input ended: the session's tasks end once their work is done (idle workers at
+        once, the notification task when its queue is empty, the deadlines task now)."""
+        idle = self._idle_workers
+        while idle:
+            idle.popleft().set()
+        if self._notifications is not None:
+            self._notifications.close()
+        if self._deadlines is not None:
+            self._deadlines.stop()
+
+    async def _expire(self, workers: anyio.CancelScope) -> None:
+        """After ``shutdown_grace_period`` seconds from the end of input: the requests still
+        being handled (or waiting for a place) are answered with an error, and cancelled."""
+        await anyio.sleep(self.shutdown_grace_period)
+        with anyio.CancelScope(shield=True):
+            error = McpError(
+                CONNECTION_CLOSED,
+                f"{_SESSION_CLOSED}: the request was still running "
+                f"{self.shutdown_grace_period} s after the input ended",
+            )
+            answers = [
+                (ident, data)
+                for ident in list(self._handlers)
+                if (data := self.connection.respond_error(ident, error)) is not None
+            ]
+            workers.cancel()
+            with anyio.move_on_after(1.0):  # a peer that does not read gets no more time
+                for ident, data in answers:
+                    await self._send(data, ident, True)
+
+    def _lost_peer(self) -> None:
+        """A send found no peer: after the end of input, stop waiting for handlers at once."""
+        self._peer_gone = True
+        if self._input_done is not None and self._input_done.is_set() and self._workers is not None:
+            self._workers.cancel_scope.cancel()
 
     async def _work(self) -> None:
         """A worker: lead (read, and run what is read) until it hands reading over, then wait
@@ -700,7 +770,11 @@ class Session:
                 except MessageTooLarge as exc:
                     await self._send(Codec.encode_error(None, INVALID_REQUEST, f"Invalid request: {exc}"))
                     continue
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                except anyio.EndOfStream:
+                    self._end_of_input()
+                    return None
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    self._peer_gone = True  # not a peer that is done sending: one gone, or us
                     self._end_of_input()
                     return None
                 try:
@@ -760,8 +834,9 @@ class Session:
         return scope_type(deadline=deadline)
 
     def _end_of_input(self) -> None:
+        # Nothing more comes in, answers included: requests sent fail, no new one is sent.
+        self._closed = True
         self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
-        self._finish()
         if self._input_done is not None:
             self._input_done.set()
 
@@ -902,6 +977,7 @@ class Session:
                 await self.transport.send(data, ident, True)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 log.debug("peer gone; the answer to %r not sent", ident)
+                self._lost_peer()
 
     def _drop(self, ident: RequestId, scope: anyio.CancelScope) -> None:
         # The peer may already have reused the id of a cancelled request: only our entry goes.
@@ -1051,6 +1127,7 @@ class Session:
             await self.transport.send(data, related, final)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("peer gone; %d bytes not sent", len(data))
+            self._lost_peer()
 
     async def request(
         self,

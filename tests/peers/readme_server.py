@@ -3,6 +3,8 @@
     python tests/peers/readme_server.py [asyncio|trio]        # server.run_stdio_sync(backend)
     python -m mcpbind serve tests/peers/readme_server.py --backend asyncio|trio
 
+``MCPBIND_TEST_GRACE`` (seconds), when set, is the server's ``shutdown_grace_period``.
+
 The context variable ``user`` is set to ``"root"`` at import, in the context the server starts
 in. Tools:
 
@@ -16,6 +18,7 @@ It exits when stdin ends.
 from __future__ import annotations
 
 import contextvars
+import os
 import sys
 
 import anyio
@@ -26,6 +29,8 @@ user: contextvars.ContextVar[str] = contextvars.ContextVar("user", default="nobo
 user.set("root")
 
 server = Server("readme", "1.0")
+if "MCPBIND_TEST_GRACE" in os.environ:
+    server.shutdown_grace_period = float(os.environ["MCPBIND_TEST_GRACE"])
 
 
 @server.tool()
