@@ -384,18 +384,12 @@ async def _awaited(awaitable: Awaitable[R]) -> R:
     return await awaitable
 
 
-def _start(
-    context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any
-) -> Coroutine[Any, Any, R]:
-    """``function(*args)`` called in ``context``, as a coroutine (see :func:`_resume`)."""
-    call = context.run(function, *args)
-    return call if type(call) is CoroutineType else _awaited(call)
-
-
 async def _run_in(context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any) -> R:
     """Await ``function(*args)`` with every step of it run in ``context``."""
-    call = _start(context, function, *args)
     run = context.run
+    call = run(function, *args)
+    if type(call) is not CoroutineType:
+        call = _awaited(call)
     try:
         value = run(call.send, None)
     except StopIteration as stop:
@@ -943,7 +937,9 @@ class Session:
             )
             try:
                 run = context.run
-                call = _start(context, handler, event.params, request_context)
+                call = run(handler, event.params, request_context)
+                if type(call) is not CoroutineType:
+                    call = _awaited(call)  # its steps too are taken by hand, in ``context``
                 # Most handlers finish in this first step.
                 try:
                     value = run(call.send, None)
