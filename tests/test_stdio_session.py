@@ -585,6 +585,8 @@ async def test_client_closing_stdin_mid_call_ends_the_server(server_backend: str
         server_backend,
         "--marker",
         str(marker),
+        "--grace",
+        "0.5",
         stderr_path=stderr,
         close_timeout=10,
     ) as raw:
@@ -592,8 +594,10 @@ async def test_client_closing_stdin_mid_call_ends_the_server(server_backend: str
         assert await raw.exchange(call(1, "slow", seconds=30), call(2, "slow", seconds=30)) == []
         await wait_for_mark(marker, "started 2")
         closing = anyio.current_time()
-    # close_timeout is 10 s: had the server not exited on its own, it would have been signalled.
-    assert anyio.current_time() - closing < 2.0
+    # close_timeout is 10 s: had the server not exited on its own (the running calls cancelled
+    # once its grace period of 0.5 s after the end of input was over), it would have been
+    # signalled.
+    assert anyio.current_time() - closing < 0.5 + 2.0
     assert raw.transport.returncode == 0
     assert sorted(marks(marker)) == ["cancelled 1", "cancelled 2", "started 1", "started 2"]
     assert "Traceback" not in stderr.read_text()
@@ -601,37 +605,33 @@ async def test_client_closing_stdin_mid_call_ends_the_server(server_backend: str
 
 async def test_client_vanishing_ends_the_server(server_backend: str, tmp_path: Path) -> None:
     """Both pipe ends dropped at once, stdout first, while a call runs (as when the client is
-    killed): the server gets EOF, its answer has nowhere to go, and it exits 0 by itself."""
+    killed): the server gets EOF, its answer has nowhere to go, and it exits 0 by itself, at
+    once rather than after its grace period (nobody would read the answers)."""
     marker = tmp_path / "marks"
     stderr = tmp_path / "stderr"
     with anyio.fail_after(TEST_TIMEOUT), stderr.open("w") as errors:
-        process = await anyio.open_process(
-            [sys.executable, str(SESSION_SERVER), "--backend", server_backend, "--marker", str(marker)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+        # Pipes of our own (on POSIX), so that closing our ends really closes them (anyio's
+        # asyncio process streams do not close the descriptor).
+        async with spawn_stdio_server(
+            sys.executable,
+            [str(SESSION_SERVER), "--backend", server_backend, "--marker", str(marker), "--grace", "10"],
+            env=child_env(),
             stderr=errors,
-            env={**os.environ, **child_env()},
-        )
-        try:
-            assert process.stdin is not None and process.stdout is not None
-            raw = Raw(StdioClientTransport(process))
+            close_timeout=10,
+        ) as transport:
+            raw = Raw(transport)
             await raw.initialize()
             # One call that ends while nobody is reading, one still running at EOF.
             await raw.send(call(1, "slow", seconds=0.2), call(2, "slow", seconds=30))
             await wait_for_mark(marker, "started 2")
-            await process.stdout.aclose()
+            await transport._receive_stream.aclose()
             await anyio.sleep(0.4)  # call 1 finishes and its answer meets a closed pipe
-            await process.stdin.aclose()
+            await transport._send_stream.aclose()
             closing = anyio.current_time()
             with anyio.fail_after(REPLY_TIMEOUT):
-                returncode = await process.wait()
+                returncode = await transport.process.wait()
             assert anyio.current_time() - closing < 2.0
             assert returncode == 0
-        finally:
-            if process.returncode is None:
-                process.kill()
-            with anyio.CancelScope(shield=True):
-                await process.aclose()
     seen = marks(marker)
     assert sorted(seen) == ["cancelled 2", "finished 1", "started 1", "started 2"]
     assert seen.index("finished 1") < seen.index("cancelled 2")

@@ -989,3 +989,31 @@ async def test_server_child_echo_oversized_and_eof(anyio_backend: str) -> None:
     # Closing its stdin ends the server cleanly: no signal needed.
     assert transport.returncode == 0
     assert time.monotonic() - closing < 1.9  # under close_timeout: it exited on its own
+
+
+@pytest.mark.anyio
+async def test_pipe_aclose_lets_a_send_in_progress_end(fd_mode: str) -> None:
+    # A message being written (an answer, say) when the transport is closed is written whole
+    # first, not cut off: the peer reads all of it.
+    big = b'{"data":"' + b"z" * 700_000 + b'"}'  # ten times a pipe's buffer
+    with crossed_pipes() as pipes, anyio.fail_after(10):
+        async with pipe_transports(pipes) as (a, b):
+            errors: list[BaseException] = []
+            received: list[bytes] = []
+
+            async def send_big() -> None:
+                try:
+                    await a.send(big)
+                except Exception as exc:
+                    errors.append(exc)
+
+            async def read() -> None:
+                received.append(await b.receive())
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_big)
+                await anyio.sleep(0.05)  # the pipe is full: the send waits for the reader
+                tg.start_soon(read)
+                await a.aclose()
+            assert errors == []
+            assert received == [big]

@@ -77,6 +77,11 @@ class Server(HandlerRegistry):
     ``max_uri_length``: the longest URI that ``resources/read`` and ``resources/subscribe``
     accept for the resources registered with :meth:`resource` (8192 characters by default); a
     longer one is refused with a -32602 error before any template is matched.
+
+    ``shutdown_grace_period``: once a client closes its side (the end of stdin), the requests
+    it sent before still run and are answered for up to this many seconds; then those still
+    running are cancelled and answered with a ``CONNECTION_CLOSED`` error, and :meth:`run`
+    returns (see :class:`~mcpbind.session.Session`).
     """
 
     def __init__(
@@ -98,6 +103,7 @@ class Server(HandlerRegistry):
         expose_internal_errors: bool = False,
         page_size: int = 100,
         max_uri_length: int = 8192,
+        shutdown_grace_period: float = 5.0,
     ) -> None:
         super().__init__("server")
         self.page_size = page_size
@@ -126,6 +132,7 @@ class Server(HandlerRegistry):
         self.max_concurrent_requests = max_concurrent_requests
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
+        self.shutdown_grace_period = shutdown_grace_period
 
     # -- tools from functions ---------------------------------------------------------------
 
@@ -603,6 +610,7 @@ class Server(HandlerRegistry):
             max_concurrent_requests=self.max_concurrent_requests,
             max_pending_requests=self.max_pending_requests,
             expose_internal_errors=self.expose_internal_errors,
+            shutdown_grace_period=self.shutdown_grace_period,
         )
 
     def inline_session(
@@ -631,7 +639,8 @@ class Server(HandlerRegistry):
         await session.end()
 
     async def run(self, transport: Transport) -> None:
-        """Serve one client over ``transport`` until it closes the connection."""
+        """Serve one client over ``transport`` until it closes the connection and the requests it
+        sent before are answered (within ``shutdown_grace_period``)."""
         async with self.session(transport) as session:
             self._sessions.add(session)
             try:

@@ -11,6 +11,7 @@ session's own). anyio only, so the same code runs on asyncio and on trio.
 
 from __future__ import annotations
 
+import contextvars
 import heapq
 import logging
 import math
@@ -322,13 +323,20 @@ class _Deadlines:
     Deadlines are on ``time.monotonic()`` (the event loop's clock costs more to read), and the
     task sleeps for the time left."""
 
-    __slots__ = ("heap", "next_at", "seq", "wake")
+    __slots__ = ("heap", "next_at", "seq", "stopped", "wake")
 
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, _Waiter[Any]]] = []
         self.seq = 0
         self.next_at = math.inf  # when the task wakes up next
         self.wake: anyio.Event | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        """No request waits any more (the input ended): the task ends."""
+        self.stopped = True
+        if self.wake is not None:
+            self.wake.set()
 
     def add(self, deadline: float, waiter: _Waiter[Any], waiting: int) -> None:
         heap = self.heap
@@ -342,7 +350,7 @@ class _Deadlines:
 
     async def run(self, session: Session) -> None:
         heap = self.heap
-        while True:
+        while not self.stopped:
             now = time.monotonic()
             while heap and (heap[0][0] <= now or heap[0][2].finished):
                 waiter = heapq.heappop(heap)[2]
@@ -356,30 +364,52 @@ class _Deadlines:
 
 
 @coroutine
-def _resume(coro: Coroutine[Any, Any, R], value: Any) -> Generator[Any, Any, R]:
+def _resume(coro: Coroutine[Any, Any, R], value: Any, run: Callable[..., Any]) -> Generator[Any, Any, R]:
     """Go on with ``coro`` after its first step was taken by hand and yielded ``value``: what the
-    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop.
+    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop. Each
+    step runs through ``run``, a ``Context.run``: in the request's own context.
 
     Taking a handler's first step by hand (``coro.send(None)``, in the task that awaits it, so
     inside the caller's cancel scopes exactly as ``await`` would run it) tells whether it
     finishes at once, as most do, or waits for something: only then does the caller need to
     do something about it (hand reading over to another task, watch for the client going
-    away), and it learns so just before the handler's first wait."""
+    away), and it learns so just before the handler's first wait. Stepping by hand is also
+    what runs the handler in a context of its own while the task stays the session's: a
+    handler's context variables stay its own, and a reused task carries none to the next."""
     while True:
         try:
             sent = yield value
         except BaseException as exc:  # a cancellation, or GeneratorExit on close: it decides
             try:
-                value = coro.throw(exc)
+                value = run(coro.throw, exc)
             except StopIteration as stop:
                 result: R = stop.value
                 return result
         else:
             try:
-                value = coro.send(sent)
+                value = run(coro.send, sent)
             except StopIteration as stop:
                 result = stop.value
                 return result
+
+
+async def _awaited(awaitable: Awaitable[R]) -> R:
+    """A coroutine around an awaitable that is not one, so that its steps can be taken by hand."""
+    return await awaitable
+
+
+async def _run_in(context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any) -> R:
+    """Await ``function(*args)`` with every step of it run in ``context``."""
+    run = context.run
+    call = run(function, *args)
+    if type(call) is not CoroutineType:
+        call = _awaited(call)
+    try:
+        value = run(call.send, None)
+    except StopIteration as stop:
+        result: R = stop.value
+        return result
+    return await _resume(call, value, run)
 
 
 _SESSION_CLOSED = "Connection closed"
@@ -401,12 +431,30 @@ class Session:
       which acts on it in the calling task, running a request's handler there too, and
       :meth:`end` ends it. Such a session holds no task at all between messages (Streamable HTTP,
       where each message comes in a request of its own that is a task already).
+
+    Context variables: each received request and notification is handled in a copy of its own
+    of one context, so what a handler sets is seen by nothing else: with tasks of its own, the
+    context that was current at ``async with session:`` (where :meth:`Server.run
+    <mcpbind.server.Server.run>` was awaited); inline, the context of the task that calls
+    :meth:`feed` (over Streamable HTTP, that of the HTTP request carrying the message, which
+    the ASGI server derives from where it was started, plus what ASGI middleware set).
+
+    The end of input (with tasks of its own): once the peer has closed its side (the
+    transport's ``receive()`` raised ``anyio.EndOfStream``, as at the end of stdin), requests it
+    sent before are still handled and answered, for up to ``shutdown_grace_period`` seconds;
+    those still running then are cancelled and answered with a ``CONNECTION_CLOSED`` error.
+    Requests this side sent fail with ``CONNECTION_CLOSED`` at once (no answer can come any
+    more), and :meth:`wait_closed` returns once everything is answered. When the peer is gone
+    altogether (the transport broke, or an answer could not be sent), running handlers are
+    cancelled at once instead, since nobody would read their answers.
     """
 
     __slots__ = (
         "_active",
         "_closed",
+        "_context",
         "_deadlines",
+        "_ended",
         "_event_type",
         "_finished",
         "_handlers",
@@ -415,6 +463,7 @@ class Session:
         "_inline",
         "_input_done",
         "_notifications",
+        "_peer_gone",
         "_progress",
         "_ready",
         "_ready_event",
@@ -433,6 +482,7 @@ class Session:
         "notification_handlers",
         "request_handlers",
         "request_timeout",
+        "shutdown_grace_period",
         "transport",
     )
 
@@ -447,6 +497,7 @@ class Session:
         max_concurrent_requests: int = 64,
         max_pending_requests: int = 1024,
         expose_internal_errors: bool = False,
+        shutdown_grace_period: float = 5.0,
     ) -> None:
         self.transport = transport
         self.connection = connection
@@ -461,13 +512,15 @@ class Session:
         self.request_timeout = request_timeout
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
+        self.shutdown_grace_period = shutdown_grace_period
         # With tasks of its own, the session runs a pool of worker tasks (leader and followers):
         # the one that reads (the leader) also runs the handler of each request it reads, in
         # line, and goes on reading when it returns without having waited for anything. A
         # handler that waits makes its task hand reading over (to an idle worker, or a new one,
         # up to ``max_concurrent_requests`` + 1 of them, kept for the session's life) before it
-        # waits: a quick request costs no task switch, no queue, no new task. Context
-        # variables a handler sets and does not reset stay set in its worker.
+        # waits: a quick request costs no task switch, no queue, no new task. Each handler
+        # runs in a copy of ``_context`` (stepped by hand, see ``_resume``), never in the
+        # worker's own context, which stays as the session's start left it.
         # ``_active`` handlers run (both ways of running); past ``max_concurrent_requests``,
         # requests wait in ``_waiting`` (with tasks) or their callers in ``_turns`` (inline).
         self.max_concurrent_requests = max_concurrent_requests
@@ -495,9 +548,15 @@ class Session:
         self._scope_type: type[anyio.CancelScope] | None = None
         self._event_type: type[anyio.Event] | None = None
         self._deadlines: _Deadlines | None = None
-        # ``_closed``: no more traffic; ``_finished``: and nothing of the session runs any more.
+        # ``_closed``: no more traffic; ``_ended``: and nothing of the session runs any more
+        # (``_finished`` is set then, if someone waits).
         self._closed = False
+        self._ended = False
         self._finished: anyio.Event | None = None
+        # A send failed for want of a peer, or the input broke: answers have nowhere to go.
+        self._peer_gone = False
+        # Where the handlers of a session with tasks run (copied for each): see __aenter__.
+        self._context: contextvars.Context | None = None
         self._ready = False
         self._ready_event: anyio.Event | None = None
         # The lowest level of log messages the peer wants (``logging/setLevel``).
@@ -530,16 +589,18 @@ class Session:
         return self._closed
 
     async def wait_closed(self) -> None:
-        """Until the peer closes the connection (or this side does); inline, until :meth:`end`
-        was called and the last handler has returned."""
+        """Until the peer closes the connection (or this side does) and the requests it sent
+        before are answered (see the end of input above); inline, until :meth:`end` was called
+        and the last handler has returned."""
         if self._finished is None:
             self._finished = anyio.Event()
-            if self._closed and not (self._inline and self._handlers):
+            if self._ended:
                 self._finished.set()
         await self._finished.wait()
 
     def _finish(self) -> None:
         self._closed = True
+        self._ended = True
         if self._finished is not None:
             self._finished.set()
 
@@ -548,6 +609,7 @@ class Session:
     async def __aenter__(self) -> Session:
         if self._inline:
             raise RuntimeError("this session is driven inline")
+        self._context = contextvars.copy_context()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         await self._task_group.start(self._serve)
@@ -581,18 +643,62 @@ class Session:
         self._inbox = deque()
         self._idle_workers = deque()
         try:
-            async with anyio.create_task_group() as workers:
-                self._workers = workers
-                workers.start_soon(self._work, name="mcpbind session worker")
-                task_status.started()
-                await self._input_done.wait()
-                # The peer is gone: handlers still running have nobody to answer any more.
-                workers.cancel_scope.cancel()
+            async with anyio.create_task_group() as grace:
+                async with anyio.create_task_group() as workers:
+                    self._workers = workers
+                    workers.start_soon(self._work, name="mcpbind session worker")
+                    task_status.started()
+                    await self._input_done.wait()
+                    if self._peer_gone:
+                        # Handlers still running have nobody to answer any more.
+                        workers.cancel_scope.cancel()
+                    else:
+                        # The peer closed its side: what it sent before is still answered.
+                        self._wind_down()
+                        grace.start_soon(self._expire, workers.cancel_scope)
+                grace.cancel_scope.cancel()  # everything ended in time
         finally:
             if self._notifications is not None:
                 self._notifications.close()
             self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
             self._finish()
+
+    def _wind_down(self) -> None:
+        """The input ended: the session's tasks end once their work is done (idle workers at
+        once, the notification task when its queue is empty, the deadlines task now)."""
+        idle = self._idle_workers
+        while idle:
+            idle.popleft().set()
+        if self._notifications is not None:
+            self._notifications.close()
+        if self._deadlines is not None:
+            self._deadlines.stop()
+
+    async def _expire(self, workers: anyio.CancelScope) -> None:
+        """After ``shutdown_grace_period`` seconds from the end of input: the requests still
+        being handled (or waiting for a place) are answered with an error, and cancelled."""
+        await anyio.sleep(self.shutdown_grace_period)
+        with anyio.CancelScope(shield=True):
+            error = McpError(
+                CONNECTION_CLOSED,
+                f"{_SESSION_CLOSED}: the request was still running "
+                f"{self.shutdown_grace_period} s after the input ended",
+            )
+            answers = [
+                (ident, data)
+                for ident in list(self._handlers)
+                if (data := self.connection.respond_error(ident, error)) is not None
+            ]
+            workers.cancel()
+            with anyio.move_on_after(1.0):  # a peer that does not read gets no more time
+                for ident, data in answers:
+                    await self._send(data, ident, True)
+
+    def _lost_peer(self) -> None:
+        """A send found no peer: after the end of input, stop waiting for handlers at once."""
+        self._peer_gone = True
+        if self._input_done is not None and self._input_done.is_set() and self._workers is not None:
+            self._workers.cancel_scope.cancel()
 
     async def _work(self) -> None:
         """A worker: lead (read, and run what is read) until it hands reading over, then wait
@@ -625,6 +731,8 @@ class Session:
         waits, this task runs nothing else until it is done, so cancelling the scope cancels
         exactly that handler. (A cancel scope per request would cost more than the rest.)
         """
+        context = self._context
+        assert context is not None
         while True:
             lead = _Lead(self)
             job: _Job | None = None
@@ -638,7 +746,7 @@ class Session:
                         handler, event, _ = job
                         self._handlers[event.id] = scope
                         lead.running = True
-                        await self._run_handler(handler, event, scope, lead.hand_over)
+                        await self._run_handler(handler, event, scope, context.copy(), lead.hand_over)
                         lead.running = False
                         job = self._next_job()  # its place goes on, or is freed
                         if lead.handed_over():
@@ -652,7 +760,7 @@ class Session:
                 handler, event, own = job
                 assert own is not None
                 with own:
-                    await self._run_handler(handler, event, own)
+                    await self._run_handler(handler, event, own, context.copy())
                 job = self._next_job()
             return
 
@@ -670,7 +778,11 @@ class Session:
                 except MessageTooLarge as exc:
                     await self._send(Codec.encode_error(None, INVALID_REQUEST, f"Invalid request: {exc}"))
                     continue
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                except anyio.EndOfStream:
+                    self._end_of_input()
+                    return None
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    self._peer_gone = True  # not a peer that is done sending: one gone, or us
                     self._end_of_input()
                     return None
                 try:
@@ -730,8 +842,9 @@ class Session:
         return scope_type(deadline=deadline)
 
     def _end_of_input(self) -> None:
+        # Nothing more comes in, answers included: requests sent fail, no new one is sent.
+        self._closed = True
         self._fail_waiters(McpError(CONNECTION_CLOSED, _SESSION_CLOSED))
-        self._finish()
         if self._input_done is not None:
             self._input_done.set()
 
@@ -820,40 +933,40 @@ class Session:
         handler: RequestHandler,
         event: RequestReceived,
         scope: anyio.CancelScope,
+        context: contextvars.Context,
         on_suspend: Callable[[], None] | None = None,
     ) -> None:
         """Run a request's handler and send its answer. The caller is inside ``scope``, the one
         that cancels it (a cancellation comes out of here as the backend's exception).
 
-        With ``on_suspend``, the handler's first step is taken by hand (see :func:`_resume`) and
-        ``on_suspend`` is called just before the handler first waits for something, if it does."""
+        Every step of the handler runs in ``context``, the request's own (see :func:`_resume`);
+        ``on_suspend`` is called just before the handler first waits for something, if it does.
+        """
         ident = event.id
         try:
             meta = getattr(event.params, "meta", UNSET)
             token = meta.get("progressToken") if isinstance(meta, dict) else None
-            context = RequestContext(
+            request_context = RequestContext(
                 self, ident, event.method, token if isinstance(token, str | int) else None
             )
             try:
-                call = handler(event.params, context)
-                if on_suspend is None:
-                    result = await call
-                elif type(call) is CoroutineType:
-                    # Most handlers finish in this first step.
-                    try:
-                        value = call.send(None)
-                    except StopIteration as stop:
-                        result = stop.value
-                    else:
+                run = context.run
+                call = run(handler, event.params, request_context)
+                if type(call) is not CoroutineType:
+                    call = _awaited(call)  # its steps too are taken by hand, in ``context``
+                # Most handlers finish in this first step.
+                try:
+                    value = run(call.send, None)
+                except StopIteration as stop:
+                    result = stop.value
+                else:
+                    if on_suspend is not None:
                         try:
                             on_suspend()
                         except BaseException:
-                            call.close()  # not left suspended for the garbage collector
+                            run(call.close)  # not left suspended for the garbage collector
                             raise
-                        result = await _resume(call, value)
-                else:
-                    on_suspend()
-                    result = await call
+                    result = await _resume(call, value, run)
             except McpError as exc:
                 data = self.connection.respond_error(ident, exc)
             except Exception as exc:
@@ -874,6 +987,7 @@ class Session:
                 await self.transport.send(data, ident, True)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 log.debug("peer gone; the answer to %r not sent", ident)
+                self._lost_peer()
 
     def _drop(self, ident: RequestId, scope: anyio.CancelScope) -> None:
         # The peer may already have reused the id of a cancelled request: only our entry goes.
@@ -885,13 +999,17 @@ class Session:
     async def _dispatch_notifications(
         self, queue: anyio.abc.ObjectReceiveStream[tuple[NotificationHandler, NotificationReceived]]
     ) -> None:
+        context = self._context
+        assert context is not None
         async with queue:
             async for handler, event in queue:
-                await self._notify_handler(handler, event)
+                await self._notify_handler(handler, event, context.copy())
 
-    async def _notify_handler(self, handler: NotificationHandler, event: NotificationReceived) -> None:
+    async def _notify_handler(
+        self, handler: NotificationHandler, event: NotificationReceived, context: contextvars.Context
+    ) -> None:
         try:
-            await handler(event.params, RequestContext(self, None, event.method, None))
+            await _run_in(context, handler, event.params, RequestContext(self, None, event.method, None))
         except Exception:
             log.exception("notification handler for %s failed", event.method)
 
@@ -915,7 +1033,8 @@ class Session:
         transport; a notification's handler too; a response wakes the request waiting for it.
         ``on_suspend`` is called (once at most) just before a handler first waits for
         something: a caller that must watch for something meanwhile (the peer going away)
-        starts doing so then, and a handler that finishes at once costs it nothing.
+        starts doing so then, and a handler that finishes at once costs it nothing. Each handler
+        runs in a copy of the calling task's context: what it sets stays its own.
 
         Raises ``anyio.ClosedResourceError`` once :meth:`end` was called.
         """
@@ -933,7 +1052,7 @@ class Session:
             elif isinstance(event, NotificationReceived):
                 handler = self.notification_handlers.get(event.method)
                 if handler is not None:
-                    await self._notify_handler(handler, event)
+                    await self._notify_handler(handler, event, contextvars.copy_context())
             else:
                 await self._on(event)
 
@@ -967,7 +1086,7 @@ class Session:
             scope = self._handlers[event.id] = self._new_scope()
         try:
             with scope:
-                await self._run_handler(handler, event, scope, on_suspend)
+                await self._run_handler(handler, event, scope, contextvars.copy_context(), on_suspend)
         finally:
             self._pass_turn()
 
@@ -1018,6 +1137,7 @@ class Session:
             await self.transport.send(data, related, final)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("peer gone; %d bytes not sent", len(data))
+            self._lost_peer()
 
     async def request(
         self,

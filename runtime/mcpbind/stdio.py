@@ -267,7 +267,8 @@ class StdioTransport:
     one write (and one wake-up of the peer) each. Anything else (a request, a notification, a
     response once no line waits) is written at once, after what was held back, so order is
     kept; ``receive()`` writes what is held before it waits for input, and so does
-    :meth:`aclose`. ``batch_bytes=0`` holds nothing back.
+    :meth:`aclose`, which also lets a send in progress end first (for up to a second in all, for
+    a peer that does not read). ``batch_bytes=0`` holds nothing back.
     """
 
     def __init__(
@@ -406,11 +407,16 @@ class StdioTransport:
             return False  # send() meets the error again and says it properly
 
     async def _flush_before_close(self) -> None:
-        """Write what is held back, if the peer takes it within a second."""
-        if self._pending:
+        """Let a send in progress end and write what is held back, if the peer takes it within
+        a second: a message already handed to ``send()`` is not cut off by the close."""
+        if self._pending or self._send_lock.busy:
             with anyio.move_on_after(1.0):
                 try:
-                    await self._flush()
+                    if self._pending:
+                        await self._flush()  # after the send in progress, if there is one
+                    else:
+                        await self._send_lock.acquire()
+                        self._send_lock.release()
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                     pass
 

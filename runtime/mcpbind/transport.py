@@ -42,10 +42,16 @@ class Transport(Protocol):
     without waiting for anything, or send nothing and return ``False`` (stdio and memory do;
     a session then needs no timer around the send of a request).
 
-    ``receive`` raises ``anyio.EndOfStream`` once the peer has closed its side (and
-    ``anyio.ClosedResourceError`` after our own ``aclose``), and ``MessageTooLarge`` for a message
-    over the limit. ``send`` raises ``anyio.BrokenResourceError`` or
-    ``anyio.ClosedResourceError`` when the peer is gone.
+    ``receive`` raises ``anyio.EndOfStream`` once the peer has closed its side but may still
+    read (the end of stdin: a session still answers what it received), and
+    ``anyio.BrokenResourceError`` once the peer is gone altogether (a session then stops its
+    handlers at once); ``anyio.ClosedResourceError`` after our own ``aclose``, and
+    ``MessageTooLarge`` for a message over the limit. ``send`` raises
+    ``anyio.BrokenResourceError`` or ``anyio.ClosedResourceError`` when the peer is gone.
+
+    ``aclose`` should drop nothing already given to ``send``: stdio writes a message being
+    written, and those held back, before it closes (for up to a second, for a peer that does
+    not read); memory leaves what it sent for the peer to receive.
     """
 
     async def receive(self) -> bytes: ...

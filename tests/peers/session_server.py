@@ -1,10 +1,10 @@
 """An mcpbind stdio server for tests/test_stdio_session.py.
 
     python tests/peers/session_server.py --backend asyncio|trio [--max-message-size N]
-        [--max-pending N] [--marker PATH]
+        [--max-pending N] [--marker PATH] [--grace SECONDS]
 
-``--max-message-size`` and ``--max-pending`` set ``run_stdio(max_message_size=...)`` and
-``Server(max_pending_requests=...)``.
+``--max-message-size``, ``--max-pending`` and ``--grace`` set ``run_stdio(max_message_size=...)``,
+``Server(max_pending_requests=...)`` and ``Server(shutdown_grace_period=...)``.
 
 Tools:
 
@@ -33,8 +33,8 @@ from mcpbind.session import RequestContext
 methods = types.methods
 
 
-def build(marker: Path | None, max_pending: int) -> Server:
-    server = Server("session-peer", "0.0.1", max_pending_requests=max_pending)
+def build(marker: Path | None, max_pending: int, grace: float = 5.0) -> Server:
+    server = Server("session-peer", "0.0.1", max_pending_requests=max_pending, shutdown_grace_period=grace)
 
     def mark(event: str, ident: object) -> None:
         if marker is not None:
@@ -82,8 +82,9 @@ def main() -> None:
     parser.add_argument("--max-message-size", type=int, default=None)
     parser.add_argument("--max-pending", type=int, default=1024)
     parser.add_argument("--marker", type=Path, default=None)
+    parser.add_argument("--grace", type=float, default=5.0)
     args = parser.parse_args()
-    server = build(args.marker, args.max_pending)
+    server = build(args.marker, args.max_pending, args.grace)
 
     async def run() -> None:
         await server.run_stdio(max_message_size=args.max_message_size)

@@ -126,7 +126,13 @@ class _SessionTransport:
         self.stream_scope = anyio.CancelScope()
 
     async def receive(self) -> bytes:
-        return await self._incoming.receive()
+        try:
+            return await self._incoming.receive()
+        except anyio.EndOfStream:
+            # Closed only when the client is gone or the session is over, never because the
+            # client is done sending: the session cancels its handlers rather than let them
+            # finish for a client that cannot read their answers.
+            raise anyio.BrokenResourceError from None
 
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         # Every message goes on the one stream; ``related`` and ``final`` do not matter here.
