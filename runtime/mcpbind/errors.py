@@ -93,6 +93,8 @@ def error_from_response(code: int, message: str, data: Any = UNSET) -> McpError:
         else:
             return URLElicitationRequiredError(elicitations, message, data)
     return McpError(code, message, data)
+
+
 class ToolError(Exception):
     """Raised by a tool to fail with a message meant for the client (and its model): the call
     is answered with an ``isError`` result holding ``str(error)``, whatever the server's
