@@ -73,7 +73,7 @@ from typing import Any, Final, Literal, NamedTuple
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from msgspec import UNSET, UnsetType
 
 from mcpbind.connection import Connection
@@ -92,7 +92,6 @@ from mcpbind.http.sse import (
     encode_priming,
     encode_retry,
 )
-from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
 from mcpbind.session import RequestContext, Session, Spawn
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
@@ -202,10 +201,12 @@ class _JsonWaiter:
 class HttpSessionTransport:
     """The :class:`~mcpbind.transport.Transport` of one Streamable HTTP session.
 
-    Messages from the client arrive through :meth:`deliver` (one per POST). What the session
-    sends is routed by the request it relates to: to that request's SSE stream or waiting POST,
-    else to a GET stream or the backlog (see the module's docstring). Handlers reach it as
-    ``ctx.session.transport``; :func:`close_sse_stream` is the public way to use it from there.
+    Messages from the client do not come through it: the app hands each POST's message to
+    the session itself (``Session.feed``, in the POST's task), so :meth:`receive` is never
+    called and refuses to be. What the session sends is routed by the request it relates to:
+    to that request's SSE stream or waiting POST, else to a GET stream or the backlog (see the
+    module's docstring). Handlers reach it as ``ctx.session.transport``;
+    :func:`close_sse_stream` is the public way to use it from there.
     """
 
     __slots__ = (
@@ -213,10 +214,7 @@ class HttpSessionTransport:
         "_backlog_size",
         "_closed",
         "_completed",
-        "_inbound",
-        "_inbound_send",
         "_listeners",
-        "_max_queued",
         "_next_event",
         "_next_stream",
         "_routes",
@@ -235,7 +233,6 @@ class HttpSessionTransport:
         event_store: EventStore | None,
         max_buffered_events: int = 256,
         backlog: int = 256,
-        max_queued_messages: int = 256,
         retry_ms: int | None = None,
     ) -> None:
         self.session_id = session_id
@@ -243,11 +240,6 @@ class HttpSessionTransport:
         self.max_buffered_events = max_buffered_events
         self.retry_ms = retry_ms
         self.protocol_version: str | None = None
-        # The queue of received messages, for a session reading them with receive(); the app
-        # feeds its sessions directly and never makes it.
-        self._max_queued = max_queued_messages
-        self._inbound_send: MemoryObjectSendStream[bytes] | None = None
-        self._inbound: MemoryObjectReceiveStream[bytes] | None = None
         self._routes: dict[RequestId, SseStream | _JsonWaiter] = {}
         # Unfinished POST streams by id (for resumption) and the GET streams taking messages.
         self._streams: dict[str, SseStream] = {}
@@ -260,21 +252,15 @@ class HttpSessionTransport:
         self._next_event = 0
         self._closed = False
 
-    def _queue(self) -> tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]]:
-        if self._inbound_send is None or self._inbound is None:
-            self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](self._max_queued)
-            if self._closed:
-                self._inbound_send.close()
-        return self._inbound_send, self._inbound
-
     # -- Transport ----------------------------------------------------------------------
 
     async def receive(self) -> bytes:
-        inbound = self._queue()[1]
-        try:  # no trip through the event loop while messages are waiting
-            return inbound.receive_nowait()
-        except anyio.WouldBlock:
-            return await inbound.receive()
+        """Not used: the app feeds the session each message (``Session.feed``). A session
+        that tries to read this transport (``Server.run(transport)``) fails at once."""
+        raise RuntimeError(
+            "an HttpSessionTransport is not read with receive(): StreamableHTTPApp feeds its "
+            "session with Session.feed (make it with Server.inline_session)"
+        )
 
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         if self._closed:
@@ -297,13 +283,10 @@ class HttpSessionTransport:
         await self._unrelated(message)
 
     async def aclose(self) -> None:
-        """End the session's traffic: the session's reader, every stream, every waiting POST."""
+        """End the session's traffic: every stream, every waiting POST."""
         if self._closed:
             return
         self._closed = True
-        if self._inbound_send is not None and self._inbound is not None:
-            self._inbound_send.close()
-            self._inbound.close()
         waiting = [route for route in self._routes.values() if isinstance(route, _JsonWaiter)]
         self._routes.clear()
         for waiter in waiting:
@@ -319,32 +302,6 @@ class HttpSessionTransport:
     @property
     def closed(self) -> bool:
         return self._closed
-
-    def end(self) -> None:
-        """The client is gone: a session reading with receive() reads the end of input."""
-        self._queue()[0].close()
-
-    async def deliver(self, message: bytes) -> None:
-        """A message from the client, for a session reading with receive()."""
-        inbound = self._queue()[0]
-        try:
-            try:
-                inbound.send_nowait(message)
-            except anyio.WouldBlock:
-                await inbound.send(message)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
-
-    async def cancel_request(self, ident: RequestId, reason: str) -> None:
-        """Cancel a request whose client went away, as its ``notifications/cancelled`` would,
-        for a session reading with receive()."""
-        self.drop_route(ident)
-        params = types.CancelledNotificationParams(request_id=ident, reason=reason)
-        note = Codec.encode_notification(types.methods.CANCELLED.method, params)
-        try:
-            self._queue()[0].send_nowait(note)
-        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            log.debug("could not cancel request %r: the session is busy or gone", ident)
 
     def drop_route(self, ident: RequestId) -> None:
         """The client of request ``ident`` went away: what the request sends is dropped."""
@@ -594,9 +551,7 @@ class StreamableHTTPApp:
     * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
     * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
-    * ``max_buffered_events`` per stream, ``backlog`` of unrelated messages without a GET stream,
-      ``max_queued_messages`` from the client waiting for a session that reads its transport
-      with ``receive()`` (the app's own sessions are fed directly and queue nothing).
+    * ``max_buffered_events`` per stream, ``backlog`` of unrelated messages without a GET stream.
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
     * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
       responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
@@ -618,12 +573,11 @@ class StreamableHTTPApp:
         session_idle_timeout: float | None = 1800.0,
         max_buffered_events: int = 256,
         backlog: int = 256,
-        max_queued_messages: int = 256,
         allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
         allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
         cors_origins: Sequence[str] | None = None,
     ) -> None:
-        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_queued_messages < 1:
+        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1:
             raise ValueError("limits must be positive")
         self.server = server
         self.path = path
@@ -640,7 +594,6 @@ class StreamableHTTPApp:
         self.session_idle_timeout = session_idle_timeout
         self.max_buffered_events = max_buffered_events
         self.backlog = backlog
-        self.max_queued_messages = max_queued_messages
         self.allowed_hosts = None if allowed_hosts is None else tuple(h.lower() for h in allowed_hosts)
         self.cors_origins = None if cors_origins is None else tuple(o.lower() for o in cors_origins)
         origins = None if allowed_origins is None else tuple(o.lower() for o in allowed_origins)
@@ -960,7 +913,6 @@ class StreamableHTTPApp:
             event_store=self.event_store,
             max_buffered_events=self.max_buffered_events,
             backlog=self.backlog,
-            max_queued_messages=self.max_queued_messages,
             retry_ms=self.retry_ms,
         )
         session = self.server.inline_session(transport, spawn=tg.start_soon)
