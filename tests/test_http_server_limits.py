@@ -3,12 +3,20 @@ half-open sessions, slow connections; and what its transport refuses to do."""
 
 from __future__ import annotations
 
+import json
+import socket
+import tracemalloc
+
 import anyio
+import httpx
 import pytest
 
+from mcpbind.http.events import MemoryEventStore
 from mcpbind.http.server import HttpSessionTransport, StreamableHTTPApp
+from mcpbind.server import Server
 from tests import http_server_helpers as helpers
-from tests.http_server_helpers import make_server
+from tests.http_harness import ServerName
+from tests.http_server_helpers import call, make_server, open_session, post, request, running
 
 pytestmark = pytest.mark.anyio
 backend_and_server, anyio_backend, asgi_server = (
@@ -34,3 +42,228 @@ def test_there_is_no_inbound_queue_to_bound() -> None:
         StreamableHTTPApp(make_server(), max_queued_messages=16)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         HttpSessionTransport("s", event_store=None, max_queued_messages=16)  # type: ignore[call-arg]
+
+
+# -- slow and stalled readers -----------------------------------------------------------------
+
+
+def _noting_server() -> Server:
+    """make_server's tools, and ``write_note``, which tells every subscriber ``times`` times
+    that ``note://board`` changed (with a long query, so that each notification is big)."""
+    server = make_server()
+
+    @server.tool()
+    async def write_note(times: int) -> str:
+        for _ in range(times):
+            await server.resource_updated(BOARD)
+        return f"noted {times}"
+
+    @server.tool()
+    async def burst(times: int) -> str:
+        """Tells every session ``times`` times that the tool list changed, without a pause."""
+        for _ in range(times):
+            await server.tools_changed()
+        return f"burst {times}"
+
+    return server
+
+
+BOARD = "note://board?" + "n" * 60_000
+
+
+class RawStream:
+    """A GET stream read (or not) on a plain socket with a small receive buffer: what a client
+    that stops reading looks like to the server."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.data = b""
+
+    @classmethod
+    async def open(cls, url: str, session_id: str, last_event_id: str | None = None) -> RawStream:
+        parsed = httpx.URL(url)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        try:
+            sock.connect((parsed.host, parsed.port))
+        except BlockingIOError:
+            await anyio.wait_writable(sock)
+        head = [
+            f"GET {parsed.path} HTTP/1.1",
+            f"Host: {parsed.host}:{parsed.port}",
+            "Accept: text/event-stream",
+            f"Mcp-Session-Id: {session_id}",
+            f"MCP-Protocol-Version: {helpers.LATEST}",
+        ]
+        if last_event_id is not None:
+            head.append(f"Last-Event-ID: {last_event_id}")
+        sock.send(("\r\n".join(head) + "\r\n\r\n").encode())
+        return cls(sock)
+
+    async def read_to_end(self, timeout: float) -> bytes:
+        """Everything until the server closes the response (chunked) or the connection."""
+        with anyio.fail_after(timeout):
+            while not self.data.endswith(b"\r\n0\r\n\r\n"):
+                await anyio.wait_readable(self.sock)
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    break
+                self.data += chunk
+        return self.data
+
+    def events(self) -> list[dict[str, str]]:
+        head, _, body = self.data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), head
+        return helpers.sse_events(_unchunk(body).decode())
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _unchunk(body: bytes) -> bytes:
+    out = []
+    while body:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            break
+        out.append(rest[:size])
+        body = rest[size + 2 :]
+    return b"".join(out)
+
+
+async def test_a_stalled_get_stream_holds_back_no_broadcast(asgi_server: ServerName) -> None:
+    """One client opens its GET stream and stops reading; another session's handler tells
+    every subscriber about a change, again and again. The handler finishes at once, the stalled
+    stream holds no more than its byte bound, and its client is disconnected; with the event
+    store it resumes with Last-Event-ID."""
+    limit = 256 << 10
+    store = MemoryEventStore(max_bytes_per_session=2 << 20)
+    app = StreamableHTTPApp(
+        _noting_server(), max_buffered_bytes=limit, keepalive_interval=None, event_store=store
+    )
+    times = 300  # 18 MB for the stalled client: more than the socket buffers hold
+    async with running(app, asgi_server) as (url, client):
+        stalled = await open_session(client, url)
+        response, _ = await post(client, url, request(1, "resources/subscribe", {"uri": BOARD}), stalled)
+        assert response.status_code == 200
+        writer = await open_session(client, url)
+        raw = await RawStream.open(url, stalled)
+        try:
+            with anyio.fail_after(10):
+                while not app.sessions[stalled].transport._listeners:
+                    await anyio.sleep(0.01)
+            tracemalloc.start()
+            try:
+                before = tracemalloc.get_traced_memory()[0]
+                with anyio.fail_after(30):  # it waited for the stalled client for good before
+                    _, got = await post(client, url, call(2, "write_note", {"times": times}), writer)
+                    assert got[-1]["result"]["content"][0]["text"] == f"noted {times}"
+                    # And again: a handler now never waits for that client.
+                    _, got = await post(client, url, call(3, "write_note", {"times": 20}), writer)
+                    assert got[-1]["result"]["content"][0]["text"] == "noted 20"
+                held = tracemalloc.get_traced_memory()[0] - before
+            finally:
+                tracemalloc.stop()
+            # What stays: the events kept in the store and in the backlog (messages with no GET
+            # stream), each within its bound; nothing queued for the stalled connection, which
+            # was cut off. (A message's bytes take up to about 1.5 times its length.)
+            assert held < 2 * (store.max_bytes_per_session + limit), held
+            # The client reads again: what was on its way, then the end of the stream.
+            await raw.read_to_end(timeout=20)
+            seen = [e for e in raw.events() if e.get("data")]
+        finally:
+            raw.close()
+        # Some got through before the client stopped reading; the rest it has to ask for.
+        assert len(seen) < times
+        assert all(json.loads(e["data"])["params"]["uri"] == BOARD for e in seen)
+        last = seen[-1]["id"] if seen else next(e["id"] for e in raw.events() if "id" in e)
+        # It resumes from the last event it got, and gets the newest ones from the store.
+        resumed = await RawStream.open(url, stalled, last_event_id=last)
+        try:
+            with anyio.fail_after(10):
+                while True:
+                    await anyio.wait_readable(resumed.sock)
+                    resumed.data += resumed.sock.recv(1 << 16)
+                    replayed = [e for e in resumed.events() if e.get("data")]
+                    if replayed and replayed[-1]["id"] == _newest(store, stalled):
+                        break
+        finally:
+            resumed.close()
+        number = int(last.rpartition("_")[2])
+        assert all(int(e["id"].rpartition("_")[2]) > number for e in replayed)
+        # Both sessions go on.
+        for session_id in (stalled, writer):
+            _, got = await post(client, url, call(4, "echo", {"text": "still here"}), session_id)
+            assert got[-1]["result"]["content"][0]["text"] == "still here"
+
+
+def _newest(store: MemoryEventStore, session_id: str) -> str:
+    streams = store._sessions[session_id]
+    stream_id, events = max(streams.items(), key=lambda item: item[1][-1][0])
+    return f"{stream_id}_{events[-1][0]}"
+
+
+async def test_a_reading_get_stream_keeps_up_with_a_burst(asgi_server: ServerName) -> None:
+    """More notifications at once than a stream may hold: a client that reads gets them all,
+    on the same connection (the stream's writer runs before anything is cut off)."""
+    app = StreamableHTTPApp(_noting_server(), max_buffered_events=16, keepalive_interval=None)
+    times = 300
+    async with running(app, asgi_server) as (url, client):
+        listener = await open_session(client, url)
+        writer = await open_session(client, url)
+        async with helpers.get_stream(client, url, listener) as stream:
+            await stream.next()  # priming
+            with anyio.fail_after(10):
+                while not app.sessions[listener].transport._listeners:
+                    await anyio.sleep(0.01)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(post, client, url, call(1, "burst", {"times": times}), writer)
+                for _ in range(times):
+                    note = await stream.next_message()
+                    assert note["method"] == "notifications/tools/list_changed"
+        assert app.sessions[listener].transport._listeners  # still the same connection
+
+
+async def test_a_post_stream_is_bounded_in_bytes(asgi_server: ServerName) -> None:
+    """A client that stops reading its POST's stream holds back that request's handler once
+    ``max_buffered_bytes`` wait, however few events that is; it gets them all when it reads."""
+    limit = 512 << 10
+    app = StreamableHTTPApp(make_server(), max_buffered_bytes=limit, keepalive_interval=None)
+    count, size = 40, 200_000  # 8 MB: more than the socket buffers hold
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        message = call(1, "chatter", {"count": count, "size": size})
+        async with client.stream("POST", url, json=message, headers=helpers.headers(session_id)) as response:
+            reader = helpers.EventReader(response)
+            await reader.next()  # priming
+            await reader.next_message()
+            await anyio.sleep(0.5)  # not reading
+            (stream,) = app.sessions[session_id].transport._streams.values()
+            assert not stream.finished  # the handler waits
+            assert stream.buffered <= limit + size
+            got = 1
+            while "id" not in (answer := await reader.next_message(timeout=10)):
+                got += 1
+        assert answer["result"]["content"][0]["text"] == f"said {count}"
+        assert got == count
+
+
+async def test_the_backlog_is_bounded_in_bytes(asgi_server: ServerName) -> None:
+    """Unrelated messages wait for a GET stream in a backlog of at most ``max_buffered_bytes``:
+    the newest are kept."""
+    limit = 256 << 10
+    app = StreamableHTTPApp(_noting_server(), max_buffered_bytes=limit, keepalive_interval=None)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        response, _ = await post(client, url, request(1, "resources/subscribe", {"uri": BOARD}), session_id)
+        assert response.status_code == 200
+        _, got = await post(client, url, call(2, "write_note", {"times": 50}), session_id)
+        assert got[-1]["result"]["content"][0]["text"] == "noted 50"
+        _, got = await post(client, url, call(3, "burst", {"times": 1}), session_id)
+        async with helpers.get_stream(client, url, session_id) as stream:
+            notes = []
+            while (note := await stream.next_message())["method"] != "notifications/tools/list_changed":
+                notes.append(note)
+        assert 1 <= len(notes) <= limit // len(BOARD)

@@ -31,7 +31,8 @@ How messages travel, and the choices made where the specification leaves them op
   ``text/*``) count, a missing header does not (406).
 * Messages unrelated to a request (``list_changed`` and the like) go to one open GET stream
   (each message to exactly one). With none open they wait in a bounded backlog (``backlog``
-  messages, the oldest dropped with a debug log when full) that the next GET receives first.
+  messages and ``max_buffered_bytes`` bytes, the oldest dropped with a debug log when full)
+  that the next GET receives first.
 * Every SSE event has an id, given by the :class:`~mcpbind.http.events.EventStore` (a bounded
   :class:`~mcpbind.http.events.MemoryEventStore` by default). A ``GET`` with ``Last-Event-ID``
   replays what followed on that stream and then goes on with it: a POST stream up to its
@@ -57,7 +58,14 @@ How messages travel, and the choices made where the specification leaves them op
 * DNS-rebinding protection: ``Host`` must match ``allowed_hosts`` and, when present,
   ``Origin`` must match ``allowed_origins`` (both default to localhost, any port); 403
   otherwise. Pass ``None`` to turn a check off (e.g. behind a reverse proxy that checks).
-* A slow reader: at most ``max_buffered_events`` events wait per stream, then the sender waits.
+* A slow reader: at most ``max_buffered_events`` events and ``max_buffered_bytes`` bytes (or a
+  single larger event) wait per stream. Past that, the handler answering a POST waits for its
+  own client to read (only that request is held back). A GET stream takes what handlers of
+  every session send to all (list changes, resource updates), and none of them waits for its
+  client: a sender finding it full lets its writer run (a burst fills a stream before its
+  writer gets the CPU), and if the writer is waiting for its client instead, the connection is
+  ended once the write in progress completes. The client reconnects; with ``Last-Event-ID`` it
+  gets what it missed from the event store, as far as the store still holds it.
 """
 
 from __future__ import annotations
@@ -72,8 +80,8 @@ from typing import Any, Final, Literal, NamedTuple
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream
 from msgspec import UNSET, UnsetType
 
 from mcpbind.connection import Connection
@@ -87,6 +95,7 @@ from mcpbind.http.sse import (
     MESSAGE,
     PING,
     SseItem,
+    SseQueue,
     SseStream,
     encode_event,
     encode_priming,
@@ -124,6 +133,9 @@ SESSION_NOT_FOUND: Final = -32001
 # How many completed POST streams of a session stay replayable (see HttpSessionTransport.finished).
 KEEP_COMPLETED: Final = 4
 SERVER_BUSY: Final = -32000
+# Turns of the event loop a GET stream's writer may take without writing anything before its
+# connection, full, is deemed stalled (see HttpSessionTransport._room_soon).
+IDLE_TURNS: Final = 16
 
 
 class _Envelope(msgspec.Struct):
@@ -211,6 +223,7 @@ class HttpSessionTransport:
 
     __slots__ = (
         "_backlog",
+        "_backlog_bytes",
         "_backlog_size",
         "_closed",
         "_completed",
@@ -220,6 +233,7 @@ class HttpSessionTransport:
         "_routes",
         "_streams",
         "event_store",
+        "max_buffered_bytes",
         "max_buffered_events",
         "protocol_version",
         "retry_ms",
@@ -232,12 +246,14 @@ class HttpSessionTransport:
         *,
         event_store: EventStore | None,
         max_buffered_events: int = 256,
+        max_buffered_bytes: int = 1 << 20,
         backlog: int = 256,
         retry_ms: int | None = None,
     ) -> None:
         self.session_id = session_id
         self.event_store = event_store
         self.max_buffered_events = max_buffered_events
+        self.max_buffered_bytes = max_buffered_bytes
         self.retry_ms = retry_ms
         self.protocol_version: str | None = None
         self._routes: dict[RequestId, SseStream | _JsonWaiter] = {}
@@ -248,6 +264,7 @@ class HttpSessionTransport:
         self._backlog: deque[bytes] | None = None
         self._completed: list[str] | None = None
         self._backlog_size = backlog
+        self._backlog_bytes = 0
         self._next_stream = 0
         self._next_event = 0
         self._closed = False
@@ -296,6 +313,7 @@ class HttpSessionTransport:
         self._streams.clear()
         self._listeners.clear()
         self._backlog = None
+        self._backlog_bytes = 0
 
     # -- from the HTTP side ---------------------------------------------------------------
 
@@ -320,7 +338,7 @@ class HttpSessionTransport:
     def open_stream(self, ident: RequestId) -> SseStream:
         """The SSE stream answering request ``ident``."""
         self._next_stream += 1
-        stream = SseStream(f"p{self._next_stream}", ident, self.max_buffered_events)
+        stream = SseStream(f"p{self._next_stream}", ident, self.max_buffered_events, self.max_buffered_bytes)
         self._routes[ident] = stream
         self._streams[stream.id] = stream
         return stream
@@ -330,14 +348,18 @@ class HttpSessionTransport:
         if stream_id is None:
             self._next_stream += 1
             stream_id = f"g{self._next_stream}"
-        return SseStream(stream_id, None, self.max_buffered_events)
+        return SseStream(stream_id, None, self.max_buffered_events, self.max_buffered_bytes)
 
     async def listen(self, stream: SseStream) -> None:
-        """Give the GET stream the backlog, then the unrelated messages from now on."""
+        """Give the GET stream the backlog, then the unrelated messages from now on. (The
+        backlog is written as fast as this stream's own client reads it: only its task waits.)"""
         while self._backlog and stream.attached:
-            await self._emit(stream, self._backlog.popleft(), MESSAGE)
+            message = self._backlog.popleft()
+            self._backlog_bytes -= len(message)
+            await self._emit(stream, message, MESSAGE)
         if not self._backlog:
             self._backlog = None
+            self._backlog_bytes = 0
         if stream.attached and not self._closed:
             self._listeners.append(stream)
 
@@ -408,14 +430,52 @@ class HttpSessionTransport:
             stream.response = message
         await stream.put((event_id, encode_event(event_id, message), kind))
 
+    def _listener_with_room(self, size: int) -> SseStream | None:
+        for stream in self._listeners:
+            if stream.has_room(size):
+                return stream
+        return None
+
+    async def _room_soon(self, size: int) -> SseStream | None:
+        """A GET stream with room for ``size`` bytes once the writers had the CPU: a handler
+        sending a burst fills the streams before their writers run. It waits only while they
+        make progress without waiting for their clients (each turn of the event loop, or
+        every few on trio, where every write takes a few); ``None`` once they make none."""
+        idle = 0
+        while idle < IDLE_TURNS and self._listeners:
+            taken = sum(stream.taken for stream in self._listeners)
+            await anyio.lowlevel.checkpoint()
+            target = self._listener_with_room(size)
+            if target is not None:
+                return target
+            idle = 0 if sum(stream.taken for stream in self._listeners) != taken else idle + 1
+        return None
+
     async def _unrelated(self, message: bytes) -> None:
+        """A message for a GET stream. It never waits for a client: it goes to a stream with
+        room, else to the first one, whose connection is cut off if it still has no room once
+        its writer had a chance to run (its client reconnects, with ``Last-Event-ID`` to get
+        what it missed)."""
         listeners = self._listeners
         if listeners:
-            for stream in listeners:
-                if stream.has_room():
-                    await self._emit(stream, message, MESSAGE)
-                    return
-            await self._emit(listeners[0], message, MESSAGE)
+            size = len(message)
+            target = self._listener_with_room(size) or await self._room_soon(size)
+            if not listeners:
+                await self._unrelated(message)  # they went meanwhile: to the backlog
+                return
+            if target is None:
+                target = listeners[0]
+            event_id = await self._event_id(target, message)
+            if not target.offer((event_id, encode_event(event_id, message), MESSAGE)):
+                log.debug(
+                    "GET stream %s of session %s is %d bytes behind: cutting its connection off",
+                    target.id,
+                    self.session_id,
+                    target.buffered,
+                )
+                target.cut()
+                if target in listeners:
+                    listeners.remove(target)
             return
         if self._backlog_size <= 0:
             log.debug("no GET stream: dropping a %d-byte message", len(message))
@@ -423,10 +483,17 @@ class HttpSessionTransport:
         backlog = self._backlog
         if backlog is None:
             backlog = self._backlog = deque()
-        elif len(backlog) >= self._backlog_size:
-            backlog.popleft()
-            log.debug("backlog full (%d messages): dropped the oldest", self._backlog_size)
         backlog.append(message)
+        self._backlog_bytes += len(message)
+        while len(backlog) > 1 and (
+            len(backlog) > self._backlog_size or self._backlog_bytes > self.max_buffered_bytes
+        ):
+            self._backlog_bytes -= len(backlog.popleft())
+            log.debug(
+                "backlog full (%d messages, %d bytes): dropped the oldest",
+                self._backlog_size,
+                self.max_buffered_bytes,
+            )
 
 
 async def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> bool:
@@ -551,7 +618,8 @@ class StreamableHTTPApp:
     * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
     * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
-    * ``max_buffered_events`` per stream, ``backlog`` of unrelated messages without a GET stream.
+    * ``max_buffered_events`` and ``max_buffered_bytes`` per stream (see the module's docstring
+      for what happens past them), ``backlog`` of unrelated messages without a GET stream.
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
     * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
       responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
@@ -572,12 +640,13 @@ class StreamableHTTPApp:
         max_sessions: int = 10_000,
         session_idle_timeout: float | None = 1800.0,
         max_buffered_events: int = 256,
+        max_buffered_bytes: int = 1 << 20,
         backlog: int = 256,
         allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
         allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
         cors_origins: Sequence[str] | None = None,
     ) -> None:
-        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1:
+        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_buffered_bytes < 1:
             raise ValueError("limits must be positive")
         self.server = server
         self.path = path
@@ -593,6 +662,7 @@ class StreamableHTTPApp:
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
         self.max_buffered_events = max_buffered_events
+        self.max_buffered_bytes = max_buffered_bytes
         self.backlog = backlog
         self.allowed_hosts = None if allowed_hosts is None else tuple(h.lower() for h in allowed_hosts)
         self.cors_origins = None if cors_origins is None else tuple(o.lower() for o in cors_origins)
@@ -912,6 +982,7 @@ class StreamableHTTPApp:
             session_id,
             event_store=self.event_store,
             max_buffered_events=self.max_buffered_events,
+            max_buffered_bytes=self.max_buffered_bytes,
             backlog=self.backlog,
             retry_ms=self.retry_ms,
         )
@@ -1003,7 +1074,7 @@ class StreamableHTTPApp:
             # (An initialize is answered at once, by the core: its headers wait for the answer.)
             await send({"type": "http.response.start", "status": 200, "headers": headers})
         helper: _Helper | None = None
-        queue: MemoryObjectReceiveStream[SseItem] | None = None
+        queue: SseQueue | None = None
         gone = _Flag()
 
         def on_suspend() -> None:
@@ -1064,7 +1135,7 @@ class StreamableHTTPApp:
         stream: SseStream,
         first: list[bytes],
         items: list[SseItem],
-        queue: MemoryObjectReceiveStream[SseItem] | None,
+        queue: SseQueue | None,
         receive: Receive,
         send: Send,
         helper: _Helper,
@@ -1112,11 +1183,10 @@ class StreamableHTTPApp:
                 stream.release(queue)  # (a stream taken over by a GET meanwhile stays with it)
             helper.done.set()
 
-    async def _pump(
-        self, queue: MemoryObjectReceiveStream[SseItem], send: Send, seen: set[str]
-    ) -> int | None:
+    async def _pump(self, queue: SseQueue, send: Send, seen: set[str]) -> int | None:
         """Write a stream's events until its response (FINAL), a polling close (CLOSE) or its
-        end (``None``: the session ended or another connection took the stream)."""
+        end (``None``: the session ended, another connection took the stream, or this one was
+        cut off for falling behind)."""
         interval = self.keepalive_interval
         while True:
             try:
@@ -1131,9 +1201,9 @@ class StreamableHTTPApp:
                 except TimeoutError:
                     await _write(send, PING)
                     continue
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                except anyio.EndOfStream:
                     return None
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
+            except anyio.EndOfStream:
                 return None
             event_id, chunk, kind = item
             if seen and event_id in seen:
@@ -1299,7 +1369,11 @@ class StreamableHTTPApp:
             await send({"type": "http.response.body", "body": b""})
             return
         transport = HttpSessionTransport(
-            "", event_store=None, backlog=0, max_buffered_events=self.max_buffered_events
+            "",
+            event_store=None,
+            backlog=0,
+            max_buffered_events=self.max_buffered_events,
+            max_buffered_bytes=self.max_buffered_bytes,
         )
         transport.protocol_version = version
         spawn = self._spawner()
