@@ -267,3 +267,157 @@ async def test_the_backlog_is_bounded_in_bytes(asgi_server: ServerName) -> None:
             while (note := await stream.next_message())["method"] != "notifications/tools/list_changed":
                 notes.append(note)
         assert 1 <= len(notes) <= limit // len(BOARD)
+
+
+# -- many bodies at once, sessions left half-open ---------------------------------------------
+
+
+class RawConnection:
+    """A plain TCP connection to the server, for requests sent as slowly as a test likes."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.data = b""
+
+    @classmethod
+    async def open(cls, url: str) -> RawConnection:
+        parsed = httpx.URL(url)
+        assert parsed.host is not None and parsed.port is not None
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            sock.connect((parsed.host, parsed.port))
+        except BlockingIOError:
+            await anyio.wait_writable(sock)
+        return cls(sock)
+
+    async def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            await anyio.wait_writable(self.sock)
+            view = view[self.sock.send(view) :]
+
+    async def read_until_closed(self, timeout: float) -> bytes:
+        """What the server sends until it closes the connection (TimeoutError if it does not)."""
+        with anyio.fail_after(timeout):
+            while True:
+                await anyio.wait_readable(self.sock)
+                try:
+                    chunk = self.sock.recv(1 << 16)
+                except ConnectionResetError:
+                    chunk = b""
+                if not chunk:
+                    return self.data
+                self.data += chunk
+
+    async def read_response(self, timeout: float) -> tuple[int, dict[str, str]]:
+        """The status and headers of the response (its head only)."""
+        with anyio.fail_after(timeout):
+            while b"\r\n\r\n" not in self.data:
+                await anyio.wait_readable(self.sock)
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    raise EOFError(self.data)
+                self.data += chunk
+        head = self.data.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+        fields = dict(line.split(":", 1) for line in head[1:])
+        return int(head[0].split()[1]), {k.strip().lower(): v.strip() for k, v in fields.items()}
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def post_head(url: str, session_id: str, length: int | None) -> bytes:
+    """The head of a POST of a JSON body of ``length`` bytes (``None``: chunked)."""
+    parsed = httpx.URL(url)
+    lines = [
+        f"POST {parsed.path} HTTP/1.1",
+        f"Host: {parsed.host}:{parsed.port}",
+        "Content-Type: application/json",
+        f"Accept: {helpers.ACCEPT_BOTH}",
+        f"Mcp-Session-Id: {session_id}",
+        f"MCP-Protocol-Version: {helpers.LATEST}",
+        f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked",
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+async def test_bodies_in_progress_share_a_budget(asgi_server: ServerName) -> None:
+    """Bodies being read or answered hold at most ``max_body_bytes_in_flight`` bytes together;
+    a POST past that gets 503 with Retry-After, and room comes back as they finish."""
+    mib = 1 << 20
+    app = StreamableHTTPApp(make_server(), max_body_size=mib, max_body_bytes_in_flight=2 * mib)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        small = call(1, "echo", {"text": "hi"})
+        # Two clients announce bodies of 1 MiB and send the first bytes of them only.
+        slow = [await RawConnection.open(url) for _ in range(2)]
+        try:
+            for connection in slow:
+                await connection.send(post_head(url, session_id, mib) + b'{"jsonrpc": "2.0", ')
+            with anyio.fail_after(10):
+                while True:  # (once the server has read both heads)
+                    response = await client.post(url, json=small, headers=helpers.headers(session_id))
+                    if response.status_code != 200:
+                        break
+                    await anyio.sleep(0.02)
+            assert response.status_code == 503
+            assert response.headers["retry-after"] == "1"
+            assert response.json()["error"]["message"].startswith("Server busy")
+            # A body without Content-Length is counted as it comes: past the budget, 503 too.
+            chunked = await RawConnection.open(url)
+            try:
+                part = b" " * (3 * mib // 4)
+                await chunked.send(post_head(url, session_id, None) + b"%x\r\n" % len(part) + part + b"\r\n")
+                status, fields = await chunked.read_response(timeout=10)
+                assert (status, fields["retry-after"]) == (503, "1")
+            finally:
+                chunked.close()
+        finally:
+            slow[0].close()
+        # One of them went away: its share is free again.
+        try:
+            with anyio.fail_after(10):
+                while True:
+                    response = await client.post(url, json=small, headers=helpers.headers(session_id))
+                    if response.status_code == 200:
+                        break
+                    assert response.status_code == 503
+                    await anyio.sleep(0.02)
+        finally:
+            slow[1].close()
+        # One body over max_body_size is still 413.
+        big = call(2, "echo", {"text": "x" * (mib + 1)})
+        response = await client.post(url, json=big, headers=helpers.headers(session_id))
+        assert response.status_code == 413
+        with anyio.fail_after(10):
+            while app._body_bytes:
+                await anyio.sleep(0.02)
+
+
+async def test_sessions_never_initialized_end_soon(asgi_server: ServerName) -> None:
+    """A client that sends initialize but never notifications/initialized holds its place only
+    for ``initialization_timeout``: bare initializes cannot keep real clients out for long."""
+    app = StreamableHTTPApp(make_server(), max_sessions=3, initialization_timeout=0.3)
+    async with running(app, asgi_server) as (url, client):
+        ready = await open_session(client, url)
+        bare = []
+        for _ in range(2):
+            response = await client.post(
+                url, json=helpers.initialize(), headers=helpers.headers(version=None)
+            )
+            assert response.status_code == 200
+            bare.append(response.headers["mcp-session-id"])
+        response = await client.post(url, json=helpers.initialize(), headers=helpers.headers(version=None))
+        assert response.status_code == 503
+        assert response.headers["retry-after"] == "1"
+        with anyio.fail_after(5):
+            while any(session_id in app.sessions for session_id in bare):
+                await anyio.sleep(0.05)
+        response, _ = await post(client, url, call(1, "echo", {"text": "x"}), bare[0])
+        assert response.status_code == 404
+        await open_session(client, url)
+        await open_session(client, url)
+        # Initialized sessions stay, however long they wait.
+        await anyio.sleep(0.5)
+        assert ready in app.sessions and len(app.sessions) == 3

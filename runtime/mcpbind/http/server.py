@@ -24,6 +24,9 @@ How messages travel, and the choices made where the specification leaves them op
   where unrelated messages go. A notification or response gets 202.
 * ``Content-Type`` must be ``application/json`` (415); a body over ``max_body_size`` gets 413,
   whether ``Content-Length`` says so or the body turns out longer; bad JSON gets 400 and -32700.
+  All bodies being read or answered together hold at most ``max_body_bytes_in_flight`` bytes
+  (counted from ``Content-Length`` before reading, else as they arrive): past it, 503 with
+  ``Retry-After: 1``.
   ``MCP-Protocol-Version`` must name a version the server supports (400); when absent,
   2025-03-26 is assumed (which matters only in stateless mode).
 * ``Accept`` must list both ``application/json`` and ``text/event-stream`` (only the first in
@@ -49,9 +52,10 @@ How messages travel, and the choices made where the specification leaves them op
 * A notification is answered 202 before its handler runs (in the POST's task, after the
   answer); a response from the client wakes the request that waits for it, then gets 202.
 * Sessions: ids from :func:`secrets.token_urlsafe`. Past ``max_sessions`` an ``initialize``
-  gets 503 (existing sessions are never evicted to make room). A session with no HTTP request
-  in progress for ``session_idle_timeout`` seconds ends; so does one whose client sends DELETE
-  (204). Ended sessions answer 404.
+  gets 503 with ``Retry-After`` (existing sessions are never evicted to make room). A session
+  with no HTTP request in progress for ``session_idle_timeout`` seconds ends; so does one whose
+  client has not sent ``notifications/initialized`` ``initialization_timeout`` seconds after
+  its ``initialize``, and one whose client sends DELETE (204). Ended sessions answer 404.
 * ``stateless=True``: no sessions; each POST runs on a fresh connection, initialized at the
   version of its ``MCP-Protocol-Version`` header (2025-03-26 when absent), and ends with it.
   GET and DELETE get 405. No lifespan is needed in this mode.
@@ -166,14 +170,26 @@ _EMPTY: Final[Headers] = []
 
 
 class _Problem(Exception):
-    """An HTTP error answer: status, JSON-RPC code and message, and the request id if known."""
+    """An HTTP error answer: status, JSON-RPC code and message, the request id if known, and
+    headers of its own (``Retry-After``, ``Connection: close``)."""
 
-    def __init__(self, status: int, code: int, message: str, ident: RequestId | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        ident: RequestId | None = None,
+        headers: Headers = _EMPTY,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.ident = ident
+        self.headers = headers
+
+
+_RETRY_AFTER: Final[Headers] = [(b"retry-after", b"1")]
 
 
 # -- the per-session transport ------------------------------------------------------------
@@ -565,6 +581,7 @@ class _Request:
         "host",
         "last_event_id",
         "origin",
+        "reserved",
         "session_id",
         "version",
     )
@@ -578,6 +595,7 @@ class _Request:
         self.session_id: bytes | None = None
         self.version: bytes | None = None
         self.last_event_id: bytes | None = None
+        self.reserved = 0  # bytes of the app's body budget this request holds
         accept: bytes | None = None
         field_of = _REQUEST_FIELDS.get
         for name, value in headers:
@@ -617,7 +635,12 @@ class StreamableHTTPApp:
     * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
     * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
+    * ``max_body_bytes_in_flight``: the bytes of POST bodies all requests together may hold,
+      from their reading until their answer (four times ``max_body_size`` by default); a POST
+      that would go past it gets 503 with ``Retry-After``.
     * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
+    * ``initialization_timeout``: seconds after ``initialize`` within which the client must
+      send ``notifications/initialized``, else its session ends (``None``: no limit).
     * ``max_buffered_events`` and ``max_buffered_bytes`` per stream (see the module's docstring
       for what happens past them), ``backlog`` of unrelated messages without a GET stream.
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
@@ -637,8 +660,10 @@ class StreamableHTTPApp:
         retry_ms: int | None = 1000,
         keepalive_interval: float | None = 15.0,
         max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_body_bytes_in_flight: int | None = None,
         max_sessions: int = 10_000,
         session_idle_timeout: float | None = 1800.0,
+        initialization_timeout: float | None = 10.0,
         max_buffered_events: int = 256,
         max_buffered_bytes: int = 1 << 20,
         backlog: int = 256,
@@ -648,6 +673,10 @@ class StreamableHTTPApp:
     ) -> None:
         if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_buffered_bytes < 1:
             raise ValueError("limits must be positive")
+        if max_body_bytes_in_flight is None:
+            max_body_bytes_in_flight = 4 * max_body_size
+        if max_body_bytes_in_flight < max_body_size:
+            raise ValueError("max_body_bytes_in_flight must be at least max_body_size")
         self.server = server
         self.path = path
         self.json_response = json_response
@@ -659,8 +688,10 @@ class StreamableHTTPApp:
         self.retry_ms = retry_ms
         self.keepalive_interval = keepalive_interval
         self.max_body_size = max_body_size
+        self.max_body_bytes_in_flight = max_body_bytes_in_flight
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
+        self.initialization_timeout = initialization_timeout
         self.max_buffered_events = max_buffered_events
         self.max_buffered_bytes = max_buffered_bytes
         self.backlog = backlog
@@ -671,6 +702,9 @@ class StreamableHTTPApp:
             origins = (*origins, *self.cors_origins) if "*" not in self.cors_origins else None
         self.allowed_origins = origins
         self.sessions: dict[str, _SessionState] = {}
+        # Sessions not yet initialized, by id: when each was made (oldest first).
+        self._uninitialized: dict[str, float] = {}
+        self._body_bytes = 0  # of POST bodies in progress (see _reserve)
         self._versions = {v.encode(): v for v in server.versions}
         self._task_group: anyio.abc.TaskGroup | None = None
         methods = "POST" if stateless else ("GET, POST, DELETE" if self.get_stream else "POST, DELETE")
@@ -691,8 +725,10 @@ class StreamableHTTPApp:
             raise RuntimeError("this app is already running")
         async with anyio.create_task_group() as tg:
             self._task_group = tg
-            if self.session_idle_timeout is not None and not self.stateless:
-                tg.start_soon(self._expire_idle, self.session_idle_timeout)
+            if not self.stateless and (
+                self.session_idle_timeout is not None or self.initialization_timeout is not None
+            ):
+                tg.start_soon(self._expire)
             try:
                 yield self
             finally:
@@ -707,11 +743,17 @@ class StreamableHTTPApp:
     def running(self) -> bool:
         return self._task_group is not None
 
-    async def _expire_idle(self, timeout: float) -> None:
-        interval = min(max(timeout / 4, 0.01), 5.0)
+    async def _expire(self) -> None:
+        idle, initialization = self.session_idle_timeout, self.initialization_timeout
+        shortest = min(t for t in (idle, initialization) if t is not None)
+        interval = min(max(shortest / 4, 0.01), 5.0)
         while True:
             await anyio.sleep(interval)
-            self._end_idle(time.monotonic() - timeout)
+            now = time.monotonic()
+            if idle is not None:
+                self._end_idle(now - idle)
+            if initialization is not None:
+                self._end_uninitialized(now - initialization)
 
     def _end_idle(self, deadline: float) -> None:
         # Apart from the sleeping loop, so that no variable of it keeps a session alive.
@@ -719,6 +761,21 @@ class StreamableHTTPApp:
             if state.active == 0 and state.last_seen < deadline:
                 log.debug("session %s idle since %s: ending it", state.id, state.last_seen)
                 self._end_session(state)
+
+    def _end_uninitialized(self, deadline: float) -> None:
+        """End the sessions made before ``deadline`` whose client has not yet sent
+        ``notifications/initialized``."""
+        waiting = self._uninitialized
+        for session_id, made in list(waiting.items()):
+            state = self.sessions.get(session_id)
+            if state is None or state.session.is_ready:
+                del waiting[session_id]
+            elif made < deadline:
+                del waiting[session_id]
+                log.debug("session %s was never initialized: ending it", session_id)
+                self._end_session(state)
+            else:
+                break  # made later, as all that follow
 
     def _end_session(self, state: _SessionState) -> None:
         """End a session from synchronous code: it is gone at once, closed soon."""
@@ -760,7 +817,10 @@ class StreamableHTTPApp:
             self._check_origin(request)
             method: str = scope["method"]
             if method == "POST":
-                await self._post(request, receive, send, extra)
+                try:
+                    await self._post(request, receive, send, extra)
+                finally:
+                    self._body_bytes -= request.reserved
             elif method == "GET" and self.get_stream:
                 await self._get(request, receive, send, extra)
             elif method == "DELETE" and not self.stateless:
@@ -862,15 +922,18 @@ class StreamableHTTPApp:
                 raise _Problem(400, INVALID_REQUEST, "Bad request: invalid Content-Length") from None
             if size > limit:
                 raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+            self._reserve(request, size)
         message = await receive()
         if message["type"] != "http.request":
             return  # the client went away
         body: bytes = message.get("body", b"")
         if message.get("more_body", False) or len(body) > limit:
-            read = await self._read_rest(receive, body, message.get("more_body", False))
+            read = await self._read_rest(receive, body, message.get("more_body", False), request)
             if read is None:
                 return  # the client went away
             body = read
+        elif len(body) > request.reserved:  # no Content-Length
+            self._reserve(request, len(body) - request.reserved)
         envelope = _decode_envelope(body)
         method, ident = envelope.method, envelope.id
         is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)
@@ -936,13 +999,16 @@ class StreamableHTTPApp:
         tg = self._task_group
         return tg.start_soon if tg is not None else None
 
-    async def _read_rest(self, receive: Receive, body: bytes, more: bool) -> bytes | None:
+    async def _read_rest(self, receive: Receive, body: bytes, more: bool, request: _Request) -> bytes | None:
         """The rest of a body that came in parts (or its first part is over the limit already);
-        ``None`` if the client went away; 413 past the limit, found while reading."""
+        ``None`` if the client went away; 413 past the limit, found while reading; 503 past
+        the app's budget for bodies in progress (when no Content-Length reserved it before)."""
         limit = self.max_body_size
         parts = [body]
         size = len(body)
         while more and size <= limit:
+            if size > request.reserved:
+                self._reserve(request, size - request.reserved)
             message = await receive()
             if message["type"] != "http.request":
                 return None
@@ -951,6 +1017,8 @@ class StreamableHTTPApp:
             size += len(chunk)
             more = message.get("more_body", False)
         if size <= limit:
+            if size > request.reserved:
+                self._reserve(request, size - request.reserved)
             return b"".join(parts)
         # Over the limit: read on, keeping nothing, so the client sees the 413 rather than a
         # connection reset mid-upload; a client sending much more is cut off.
@@ -964,6 +1032,20 @@ class StreamableHTTPApp:
             more = message.get("more_body", False)
         raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
 
+    def _reserve(self, request: _Request, size: int) -> None:
+        """Count ``size`` more bytes of ``request``'s body against the budget of bodies in
+        progress (until its POST is answered and its handler done); 503 past it."""
+        if self._body_bytes + size > self.max_body_bytes_in_flight:
+            raise _Problem(
+                503,
+                SERVER_BUSY,
+                f"Server busy: too many request bodies in progress (limit {self.max_body_bytes_in_flight} "
+                "bytes); try again later",
+                headers=_RETRY_AFTER,
+            )
+        self._body_bytes += size
+        request.reserved += size
+
     def _new_session(self) -> _SessionState:
         tg = self._task_group
         if tg is None:
@@ -975,7 +1057,10 @@ class StreamableHTTPApp:
             )
         if len(self.sessions) >= self.max_sessions:
             raise _Problem(
-                503, SERVER_BUSY, f"Too many sessions (limit {self.max_sessions}); try again later"
+                503,
+                SERVER_BUSY,
+                f"Too many sessions (limit {self.max_sessions}); try again later",
+                headers=_RETRY_AFTER,
             )
         session_id = secrets.token_urlsafe(24)
         transport = HttpSessionTransport(
@@ -989,6 +1074,8 @@ class StreamableHTTPApp:
         session = self.server.inline_session(transport, spawn=tg.start_soon)
         state = _SessionState(session_id, transport, session)
         self.sessions[session_id] = state
+        if self.initialization_timeout is not None:
+            self._uninitialized[session_id] = time.monotonic()
         return state
 
     def _initialized(self, state: _SessionState, answer: bytes) -> bool:
@@ -1438,7 +1525,7 @@ async def _answer_error(send: Send, problem: _Problem, headers: Headers) -> None
         {
             "type": "http.response.start",
             "status": problem.status,
-            "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers],
+            "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers, *problem.headers],
         }
     )
     await send({"type": "http.response.body", "body": body})
