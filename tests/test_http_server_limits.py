@@ -3,19 +3,33 @@ half-open sessions, slow connections; and what its transport refuses to do."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
+import logging
+import resource
 import socket
+import subprocess
+import sys
+import tempfile
+import time
 import tracemalloc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
 
 import anyio
 import httpx
 import pytest
 
+from mcpbind.http._embedded import LogRateLimiter
 from mcpbind.http.events import MemoryEventStore
-from mcpbind.http.server import HttpSessionTransport, StreamableHTTPApp
+from mcpbind.http.server import HttpSessionTransport, StreamableHTTPApp, serve_http
 from mcpbind.server import Server
 from tests import http_server_helpers as helpers
-from tests.http_harness import ServerName
+from tests.harness import child_env
+from tests.http_harness import ServerName, loopback_socket
 from tests.http_server_helpers import call, make_server, open_session, post, request, running
 
 pytestmark = pytest.mark.anyio
@@ -421,3 +435,227 @@ async def test_sessions_never_initialized_end_soon(asgi_server: ServerName) -> N
         # Initialized sessions stay, however long they wait.
         await anyio.sleep(0.5)
         assert ready in app.sessions and len(app.sessions) == 3
+
+
+# -- slow connections ---------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def embedded(server: Server, **options: Any) -> AsyncIterator[str]:
+    """``serve_http`` (uvicorn on asyncio, hypercorn on trio) on a free loopback port; its URL."""
+    sock = loopback_socket()
+    port = sock.getsockname()[1]
+    sock.close()  # serve_http binds by address; the port was free a moment ago
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(serve_http, server, "127.0.0.1", port, **options))
+        with anyio.fail_after(10):
+            while True:
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    await anyio.sleep(0.02)
+                else:
+                    await stream.aclose()
+                    break
+        try:
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            tg.cancel_scope.cancel()
+
+
+def embedded_only(anyio_backend: str, asgi_server: ServerName) -> None:
+    if anyio_backend == "asyncio" and asgi_server == "hypercorn":
+        pytest.skip("serve_http runs uvicorn on asyncio")
+
+
+async def test_a_slow_request_head_is_cut_off(anyio_backend: str, asgi_server: ServerName) -> None:
+    """Connections that send nothing, part of a request head, or a head a byte at a time are
+    closed ``header_timeout`` after they opened; requests in progress are not (an SSE stream
+    outlives it), and the server keeps answering."""
+    embedded_only(anyio_backend, asgi_server)
+    async with embedded(_noting_server(), header_timeout=0.5, keepalive_interval=None) as url:
+        silent, partial_head, dripping = [await RawConnection.open(url) for _ in range(3)]
+        try:
+            await partial_head.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            async with httpx.AsyncClient(timeout=5) as client:
+                session_id = await open_session(client, url)
+                async with helpers.get_stream(client, url, session_id) as stream:
+                    await stream.next()  # priming
+                    started = anyio.current_time()
+                    with anyio.fail_after(5):
+                        async with anyio.create_task_group() as tg:
+                            tg.start_soon(silent.read_until_closed, 5)
+                            tg.start_soon(partial_head.read_until_closed, 5)
+                            for byte in b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n":
+                                try:
+                                    await dripping.send(bytes([byte]))
+                                except OSError:
+                                    break  # closed
+                                await anyio.sleep(0.05)
+                            await dripping.read_until_closed(5)
+                    assert anyio.current_time() - started < 4
+                    assert silent.data == partial_head.data == b""
+                    # The stream, open longer than header_timeout, still carries messages.
+                    _, got = await post(client, url, call(1, "burst", {"times": 1}), session_id)
+                    assert got[-1]["result"]["content"][0]["text"] == "burst 1"
+                    note = await stream.next_message()
+                    assert note["method"] == "notifications/tools/list_changed"
+        finally:
+            for connection in (silent, partial_head, dripping):
+                connection.close()
+
+
+async def test_a_slow_request_body_gets_408(anyio_backend: str, asgi_server: ServerName) -> None:
+    """A POST whose body does not all arrive within ``body_timeout`` is answered 408 and its
+    connection closed; the server keeps answering."""
+    embedded_only(anyio_backend, asgi_server)
+    async with embedded(make_server(), body_timeout=0.5) as url:
+        async with httpx.AsyncClient(timeout=5) as client:
+            session_id = await open_session(client, url)
+            nothing, partial_body = [await RawConnection.open(url) for _ in range(2)]
+            try:
+                await nothing.send(post_head(url, session_id, 100))
+                await partial_body.send(post_head(url, session_id, 100) + b'{"jsonrpc": "2.0", ')
+                with anyio.fail_after(5):
+                    for connection in (nothing, partial_body):
+                        status, fields = await connection.read_response(timeout=5)
+                        assert status == 408
+                        assert fields["connection"] == "close"
+                        await connection.read_until_closed(timeout=5)
+            finally:
+                nothing.close()
+                partial_body.close()
+            _, got = await post(client, url, call(1, "echo", {"text": "fine"}), session_id)
+            assert got[-1]["result"]["content"][0]["text"] == "fine"
+
+
+async def test_the_body_timeout_under_any_asgi_server(asgi_server: ServerName) -> None:
+    app = StreamableHTTPApp(make_server(), body_timeout=0.3)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        connection = await RawConnection.open(url)
+        try:
+            await connection.send(post_head(url, session_id, 100) + b"{")
+            status, _ = await connection.read_response(timeout=5)
+            assert status == 408
+            await connection.read_until_closed(timeout=5)
+            error = json.loads(connection.data.partition(b"\r\n\r\n")[2])["error"]
+            assert error["message"].startswith("Request Timeout")
+        finally:
+            connection.close()
+        with anyio.fail_after(5):
+            while app._body_bytes:
+                await anyio.sleep(0.02)
+
+
+# -- the accept loop's log ------------------------------------------------------------------------
+
+
+def test_log_rate_limiter_lets_one_through_per_interval() -> None:
+    now = [0.0]
+    limiter = LogRateLimiter(interval=10, burst=2, clock=lambda: now[0])
+    assert [limiter.allow() for _ in range(5)] == [0, 0, None, None, None]
+    now[0] = 9.9
+    assert limiter.allow() is None
+    now[0] = 10.0
+    assert limiter.allow() == 4  # and it says how many were left out
+    assert limiter.allow() == 0
+    assert limiter.allow() is None
+    with pytest.raises(ValueError):
+        LogRateLimiter(interval=0)
+
+
+async def test_accept_errors_are_rate_limited(
+    anyio_backend: str, asgi_server: ServerName, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the accept loop of the running backend reports when out of descriptors (asyncio:
+    through the loop's exception handler; trio: the ``trio.serve_listeners`` logger) gets
+    through once per interval while the embedded server runs, and as before once it stopped."""
+    embedded_only(anyio_backend, asgi_server)
+    error = OSError(errno.EMFILE, "Too many open files")
+    reported: list[str] = []
+    if anyio_backend == "asyncio":
+        loop = asyncio.get_running_loop()
+        previous = loop.get_exception_handler()
+        loop.set_exception_handler(lambda loop, context: reported.append(context["message"]))
+
+        def report() -> None:
+            loop.call_exception_handler(
+                {"message": "socket.accept() out of system resource", "exception": error}
+            )
+
+    else:
+        caplog.set_level(logging.ERROR, logger="trio.serve_listeners")
+
+        def report() -> None:
+            logging.getLogger("trio.serve_listeners").error("accept returned EMFILE", exc_info=error)
+
+    def passed() -> list[str]:
+        return reported if anyio_backend == "asyncio" else [r.getMessage() for r in caplog.records]
+
+    try:
+        async with embedded(make_server()):
+            for _ in range(1000):
+                report()
+            assert len(passed()) == 1
+        del passed()[:]
+        caplog.clear()
+        for _ in range(3):  # the server stopped: its limit went with it
+            report()
+        assert len(passed()) == 3
+    finally:
+        if anyio_backend == "asyncio":
+            loop.set_exception_handler(previous)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_slow_connections_do_not_lock_clients_out(backend: str) -> None:
+    """``mcpbind serve`` with few file descriptors, and more connections than it can hold that
+    send part of a request head and wait: each is closed after ``--header-timeout``, so a real
+    client gets through soon, and the failing accepts meanwhile leave a few lines of log."""
+    sock = loopback_socket()
+    port = sock.getsockname()[1]
+    sock.close()
+    url = f"http://127.0.0.1:{port}/mcp"
+    command = [sys.executable, "-m", "mcpbind", "serve", "examples/everything.py", "--transport", "http"]
+    command += ["--port", str(port), "--backend", backend, "--header-timeout", "1"]
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    with tempfile.TemporaryFile() as log_file:
+        serve = subprocess.Popen(
+            command, env=child_env(), stdout=log_file, stderr=log_file, preexec_fn=few_descriptors
+        )
+        slow: list[socket.socket] = []
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    httpx.get(url, timeout=1)
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline and serve.poll() is None, "the server did not start"
+                    time.sleep(0.05)
+            for _ in range(120):
+                connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+                connection.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                slow.append(connection)
+            time.sleep(1)  # out of descriptors for a while
+            started = time.monotonic()
+            response = httpx.post(
+                url,
+                json=helpers.initialize(),
+                headers=helpers.headers(version=None),
+                timeout=httpx.Timeout(30, connect=30),
+            )
+            assert response.status_code == 200
+            assert time.monotonic() - started < 20
+        finally:
+            for connection in slow:
+                connection.close()
+            serve.terminate()
+            serve.wait(timeout=10)
+        log_file.seek(0)
+        log = log_file.read()
+    assert len(log) < 20_000, log[-3000:]

@@ -26,7 +26,8 @@ How messages travel, and the choices made where the specification leaves them op
   whether ``Content-Length`` says so or the body turns out longer; bad JSON gets 400 and -32700.
   All bodies being read or answered together hold at most ``max_body_bytes_in_flight`` bytes
   (counted from ``Content-Length`` before reading, else as they arrive): past it, 503 with
-  ``Retry-After: 1``.
+  ``Retry-After: 1``. A body must arrive within ``body_timeout`` seconds: past it, 408 and the
+  connection is closed.
   ``MCP-Protocol-Version`` must name a version the server supports (400); when absent,
   2025-03-26 is assumed (which matters only in stateless mode).
 * ``Accept`` must list both ``application/json`` and ``text/event-stream`` (only the first in
@@ -78,8 +79,9 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
+from types import CoroutineType
 from typing import Any, Final, Literal, NamedTuple
 
 import anyio
@@ -106,7 +108,7 @@ from mcpbind.http.sse import (
     encode_retry,
 )
 from mcpbind.server import Server
-from mcpbind.session import RequestContext, Session, Spawn
+from mcpbind.session import RequestContext, Session, Spawn, _resume
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.wire import Codec, RequestId
 
@@ -190,6 +192,7 @@ class _Problem(Exception):
 
 
 _RETRY_AFTER: Final[Headers] = [(b"retry-after", b"1")]
+_CLOSE: Final[Headers] = [(b"connection", b"close")]
 
 
 # -- the per-session transport ------------------------------------------------------------
@@ -578,6 +581,7 @@ class _Request:
         "accept",
         "content_length",
         "content_type",
+        "deadline",
         "host",
         "last_event_id",
         "origin",
@@ -596,6 +600,7 @@ class _Request:
         self.version: bytes | None = None
         self.last_event_id: bytes | None = None
         self.reserved = 0  # bytes of the app's body budget this request holds
+        self.deadline: float | None = None  # for its body, once the app waited for a part
         accept: bytes | None = None
         field_of = _REQUEST_FIELDS.get
         for name, value in headers:
@@ -638,6 +643,9 @@ class StreamableHTTPApp:
     * ``max_body_bytes_in_flight``: the bytes of POST bodies all requests together may hold,
       from their reading until their answer (four times ``max_body_size`` by default); a POST
       that would go past it gets 503 with ``Retry-After``.
+    * ``body_timeout``: seconds a POST body may take to arrive once the app waits for it
+      (408 and the connection closed past it; ``None``: no limit). The ASGI server bounds the
+      time to send the request head (see :func:`serve_http`).
     * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
     * ``initialization_timeout``: seconds after ``initialize`` within which the client must
       send ``notifications/initialized``, else its session ends (``None``: no limit).
@@ -661,6 +669,7 @@ class StreamableHTTPApp:
         keepalive_interval: float | None = 15.0,
         max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_body_bytes_in_flight: int | None = None,
+        body_timeout: float | None = 30.0,
         max_sessions: int = 10_000,
         session_idle_timeout: float | None = 1800.0,
         initialization_timeout: float | None = 10.0,
@@ -689,6 +698,7 @@ class StreamableHTTPApp:
         self.keepalive_interval = keepalive_interval
         self.max_body_size = max_body_size
         self.max_body_bytes_in_flight = max_body_bytes_in_flight
+        self.body_timeout = body_timeout
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
         self.initialization_timeout = initialization_timeout
@@ -923,7 +933,7 @@ class StreamableHTTPApp:
             if size > limit:
                 raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
             self._reserve(request, size)
-        message = await receive()
+        message = await self._receive_body(receive, request)
         if message["type"] != "http.request":
             return  # the client went away
         body: bytes = message.get("body", b"")
@@ -1009,7 +1019,7 @@ class StreamableHTTPApp:
         while more and size <= limit:
             if size > request.reserved:
                 self._reserve(request, size - request.reserved)
-            message = await receive()
+            message = await self._receive_body(receive, request)
             if message["type"] != "http.request":
                 return None
             chunk: bytes = message.get("body", b"")
@@ -1025,12 +1035,44 @@ class StreamableHTTPApp:
         parts.clear()
         budget = max(limit, 1 << 20)
         while more and budget > 0:
-            message = await receive()
+            message = await self._receive_body(receive, request)
             if message["type"] != "http.request":
                 return None
             budget -= len(message.get("body", b""))
             more = message.get("more_body", False)
         raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+
+    async def _receive_body(self, receive: Receive, request: _Request) -> Message:
+        """``receive()`` for a part of ``request``'s body: 408 (and the connection closed) if
+        the body is not all there ``body_timeout`` seconds after the app first waited for it.
+        A part that has arrived already, as a small body has, costs no timer."""
+        timeout = self.body_timeout
+        call = receive()
+        if timeout is None:
+            return await call
+        waiting: Awaitable[Message]
+        if type(call) is CoroutineType:
+            try:
+                value = call.send(None)
+            except StopIteration as stop:
+                message: Message = stop.value
+                return message
+            waiting = _resume(call, value)
+        else:
+            waiting = call
+        deadline = request.deadline
+        if deadline is None:
+            deadline = request.deadline = anyio.current_time() + timeout
+        try:
+            with anyio.fail_after(max(deadline - anyio.current_time(), 0.0)):
+                return await waiting
+        except TimeoutError:
+            raise _Problem(
+                408,
+                INVALID_REQUEST,
+                f"Request Timeout: the body did not arrive within {timeout} s",
+                headers=_CLOSE,
+            ) from None
 
     def _reserve(self, request: _Request, size: int) -> None:
         """Count ``size`` more bytes of ``request``'s body against the budget of bodies in
@@ -1540,15 +1582,27 @@ async def serve_http(
     port: int = 8000,
     *,
     backend: Literal["asyncio", "trio"] | None = None,
+    header_timeout: float | None = 10.0,
+    keep_alive_timeout: float = 5.0,
     **app_options: Any,
 ) -> None:
     """Serve over Streamable HTTP at ``http://host:port/mcp`` until cancelled: on uvicorn under
     asyncio, on hypercorn under trio (``backend`` names the running loop; it is checked).
 
-    ``app_options`` go to :class:`StreamableHTTPApp`. Bound to a host other than a loopback
-    address, the Host check is off unless ``allowed_hosts`` is given (the Origin check stays).
+    ``app_options`` go to :class:`StreamableHTTPApp` (``body_timeout`` bounds the time a POST
+    body may take). Bound to a host other than a loopback address, the Host check is off unless
+    ``allowed_hosts`` is given (the Origin check stays).
+
+    Slow connections are bounded too: a request head must be complete ``header_timeout``
+    seconds after the connection opened or after the previous response (``None``: no limit),
+    else the connection is closed; an idle connection is closed after ``keep_alive_timeout``
+    seconds (on hypercorn one timer serves both: the shorter counts). Errors of the accept loop
+    (out of file descriptors) are logged once per 10 s, with a count of those left out. See
+    :mod:`mcpbind.http._embedded`.
     """
     import sniffio
+
+    from mcpbind.http import _embedded
 
     running = sniffio.current_async_library()
     if backend is not None and backend != running:
@@ -1561,20 +1615,5 @@ async def serve_http(
         if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in app_options:
             app_options["allowed_hosts"] = None
         app = StreamableHTTPApp(server_or_app, **app_options)
-    if running == "trio":
-        from hypercorn.config import Config as HypercornConfig
-        from hypercorn.trio import serve as trio_serve
-
-        config = HypercornConfig()
-        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = 3.0
-        await trio_serve(app, config)  # type: ignore[arg-type]
-        return
-    import uvicorn
-
-    config_ = uvicorn.Config(
-        app, host=host, port=port, lifespan="on", access_log=False, timeout_graceful_shutdown=3
-    )
-    instance = uvicorn.Server(config_)
-    await instance.serve()
+    serve = _embedded.serve_trio if running == "trio" else _embedded.serve_asyncio
+    await serve(app, host, port, header_timeout=header_timeout, keep_alive_timeout=keep_alive_timeout)
