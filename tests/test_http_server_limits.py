@@ -23,7 +23,7 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.http._embedded import LogRateLimiter
+from mcpbind.http._embedded import LogRateLimiter, _Listener
 from mcpbind.http.events import MemoryEventStore
 from mcpbind.http.server import HttpSessionTransport, StreamableHTTPApp, serve_http
 from mcpbind.server import Server
@@ -565,6 +565,29 @@ def test_log_rate_limiter_lets_one_through_per_interval() -> None:
         LogRateLimiter(interval=0)
 
 
+def test_a_listener_out_of_descriptors_fails_once_per_pause() -> None:
+    """asyncio's accept loop calls accept() up to ``backlog`` times in a row, logging and
+    scheduling a retry for each failure: the listening socket fails once, then reports nothing
+    to accept, which ends the loop."""
+
+    class Starved(_Listener):
+        __slots__ = ()
+
+        def _accept(self) -> tuple[int, Any]:
+            raise OSError(errno.EMFILE, "Too many open files")
+
+    sock = Starved(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        with pytest.raises(OSError) as first:
+            sock.accept()
+        assert first.value.errno == errno.EMFILE
+        for _ in range(100):
+            with pytest.raises(BlockingIOError):
+                sock.accept()
+    finally:
+        sock.close()
+
+
 async def test_accept_errors_are_rate_limited(
     anyio_backend: str, asgi_server: ServerName, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -659,3 +682,22 @@ def test_slow_connections_do_not_lock_clients_out(backend: str) -> None:
         log_file.seek(0)
         log = log_file.read()
     assert len(log) < 20_000, log[-3000:]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_serving_on_a_taken_port_says_so(backend: str) -> None:
+    taken = loopback_socket()
+    try:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpbind", "serve", "examples/everything.py", "--transport", "http"]
+            + ["--port", str(port), "--backend", backend],
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        taken.close()
+    assert done.returncode == 1
+    assert f"cannot serve on 127.0.0.1:{port}" in done.stderr

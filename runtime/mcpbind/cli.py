@@ -206,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
                 server.run_http_sync(args.host, args.port, args.backend, **options)
             except KeyboardInterrupt:
                 pass
+            except OSError as exc:  # the address is in use, say
+                print(f"mcpbind: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+                return 1
             return 0
         server.run_stdio_sync(args.backend)
         return 0

@@ -54,7 +54,8 @@ _TRIO_ACCEPT_LOGGER: Final = "trio.serve_listeners"
 
 
 class LogRateLimiter:
-    """Lets at most ``burst`` events through in any ``interval`` seconds and counts the rest.
+    """Lets at most ``burst`` events through per window of ``interval`` seconds (a window
+    starts with the first event after the last one ended) and counts the rest.
 
     :meth:`allow` returns ``None`` for an event to drop, else how many were dropped since the
     last one let through (to be mentioned with it).
@@ -278,7 +279,9 @@ async def serve_trio(
     from hypercorn.trio import serve
 
     config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    # Bound here, so that an address in use fails as plainly as on asyncio; hypercorn owns
+    # (and closes) the descriptors from now on.
+    config.bind = [f"fd://{sock.detach()}" for sock in _listen(host, port)]
     config.accesslog = None
     config.graceful_timeout = 3.0
     # One timer covers the wait for a request head and the idle time between requests.
