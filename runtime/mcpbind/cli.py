@@ -2,6 +2,7 @@
 
     mcpbind serve path/to/server.py[:attr]        # or package.module[:attr]; stdio by default
     mcpbind serve server.py --transport http --port 8000    # Streamable HTTP at /mcp
+    mcpbind serve server.py --transport http --header-timeout 5 --body-timeout 20
     mcpbind call "python server.py" tools/list
     mcpbind call "python server.py" tools/call echo --arg text=hello
     mcpbind call "python server.py" tools/call add --json '{"a": 1, "b": 2}'
@@ -161,6 +162,24 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--path", default="/mcp", help="the HTTP endpoint (default /mcp)")
     serve.add_argument("--stateless", action="store_true", help="HTTP without sessions")
     serve.add_argument("--json-response", action="store_true", help="answer HTTP requests as JSON, not SSE")
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="HTTP: close a connection whose request head is not complete within this (default 10)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="HTTP: answer 408 to a POST whose body is not complete within this (default 30)",
+    )
+    serve.add_argument(
+        "--keep-alive-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="HTTP: close a connection idle between requests for this long (default 5)",
+    )
     call = commands.add_parser("call", help="call a server and print the JSON result")
     call.add_argument("server", help='a URL, or a stdio command quoted as one argument ("python server.py")')
     call.add_argument(
@@ -180,10 +199,16 @@ def main(argv: list[str] | None = None) -> int:
                 options["stateless"] = True
             if args.json_response:
                 options["json_response"] = True
+            for name in ("header_timeout", "body_timeout", "keep_alive_timeout"):
+                if getattr(args, name) is not None:
+                    options[name] = getattr(args, name)
             try:
                 server.run_http_sync(args.host, args.port, args.backend, **options)
             except KeyboardInterrupt:
                 pass
+            except OSError as exc:  # the address is in use, say
+                print(f"mcpbind: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+                return 1
             return 0
         server.run_stdio_sync(args.backend)
         return 0

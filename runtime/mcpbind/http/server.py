@@ -24,6 +24,10 @@ How messages travel, and the choices made where the specification leaves them op
   where unrelated messages go. A notification or response gets 202.
 * ``Content-Type`` must be ``application/json`` (415); a body over ``max_body_size`` gets 413,
   whether ``Content-Length`` says so or the body turns out longer; bad JSON gets 400 and -32700.
+  All bodies being read or answered together hold at most ``max_body_bytes_in_flight`` bytes
+  (counted from ``Content-Length`` before reading, else as they arrive): past it, 503 with
+  ``Retry-After: 1``. A body must arrive within ``body_timeout`` seconds: past it, 408 and the
+  connection is closed.
   ``MCP-Protocol-Version`` must name a version the server supports (400); when absent,
   2025-03-26 is assumed (which matters only in stateless mode).
 * ``Accept`` must list both ``application/json`` and ``text/event-stream`` (only the first in
@@ -31,7 +35,8 @@ How messages travel, and the choices made where the specification leaves them op
   ``text/*``) count, a missing header does not (406).
 * Messages unrelated to a request (``list_changed`` and the like) go to one open GET stream
   (each message to exactly one). With none open they wait in a bounded backlog (``backlog``
-  messages, the oldest dropped with a debug log when full) that the next GET receives first.
+  messages and ``max_buffered_bytes`` bytes, the oldest dropped with a debug log when full)
+  that the next GET receives first.
 * Every SSE event has an id, given by the :class:`~mcpbind.http.events.EventStore` (a bounded
   :class:`~mcpbind.http.events.MemoryEventStore` by default). A ``GET`` with ``Last-Event-ID``
   replays what followed on that stream and then goes on with it: a POST stream up to its
@@ -48,9 +53,10 @@ How messages travel, and the choices made where the specification leaves them op
 * A notification is answered 202 before its handler runs (in the POST's task, after the
   answer); a response from the client wakes the request that waits for it, then gets 202.
 * Sessions: ids from :func:`secrets.token_urlsafe`. Past ``max_sessions`` an ``initialize``
-  gets 503 (existing sessions are never evicted to make room). A session with no HTTP request
-  in progress for ``session_idle_timeout`` seconds ends; so does one whose client sends DELETE
-  (204). Ended sessions answer 404.
+  gets 503 with ``Retry-After`` (existing sessions are never evicted to make room). A session
+  with no HTTP request in progress for ``session_idle_timeout`` seconds ends; so does one whose
+  client has not sent ``notifications/initialized`` ``initialization_timeout`` seconds after
+  its ``initialize``, and one whose client sends DELETE (204). Ended sessions answer 404.
 * ``stateless=True``: no sessions; each POST runs on a fresh connection, initialized at the
   version of its ``MCP-Protocol-Version`` header (2025-03-26 when absent), and ends with it.
   GET and DELETE get 405. No lifespan is needed in this mode. As nothing unrelated to a
@@ -61,7 +67,14 @@ How messages travel, and the choices made where the specification leaves them op
 * DNS-rebinding protection: ``Host`` must match ``allowed_hosts`` and, when present,
   ``Origin`` must match ``allowed_origins`` (both default to localhost, any port); 403
   otherwise. Pass ``None`` to turn a check off (e.g. behind a reverse proxy that checks).
-* A slow reader: at most ``max_buffered_events`` events wait per stream, then the sender waits.
+* A slow reader: at most ``max_buffered_events`` events and ``max_buffered_bytes`` bytes (or a
+  single larger event) wait per stream. Past that, the handler answering a POST waits for its
+  own client to read (only that request is held back). A GET stream takes what handlers of
+  every session send to all (list changes, resource updates), and none of them waits for its
+  client: a sender finding it full lets its writer run (a burst fills a stream before its
+  writer gets the CPU), and if the writer is waiting for its client instead, the connection is
+  ended once the write in progress completes. The client reconnects; with ``Last-Event-ID`` it
+  gets what it missed from the event store, as far as the store still holds it.
 """
 
 from __future__ import annotations
@@ -70,14 +83,15 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
+from types import CoroutineType
 from typing import Any, Final, Literal, NamedTuple
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET, UnsetType
 
 from mcpbind.connection import Connection
@@ -91,14 +105,14 @@ from mcpbind.http.sse import (
     MESSAGE,
     PING,
     SseItem,
+    SseQueue,
     SseStream,
     encode_event,
     encode_priming,
     encode_retry,
 )
-from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
-from mcpbind.session import RequestContext, Session, Spawn
+from mcpbind.session import RequestContext, Session, Spawn, _resume
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.wire import Codec, RequestId, salvage_id
 
@@ -129,6 +143,9 @@ SESSION_NOT_FOUND: Final = -32001
 # How many completed POST streams of a session stay replayable (see HttpSessionTransport.finished).
 KEEP_COMPLETED: Final = 4
 SERVER_BUSY: Final = -32000
+# Turns of the event loop a GET stream's writer may take without writing anything before its
+# connection, full, is deemed stalled (see HttpSessionTransport._room_soon).
+IDLE_TURNS: Final = 16
 
 
 class _Envelope(msgspec.Struct):
@@ -159,14 +176,27 @@ _EMPTY: Final[Headers] = []
 
 
 class _Problem(Exception):
-    """An HTTP error answer: status, JSON-RPC code and message, and the request id if known."""
+    """An HTTP error answer: status, JSON-RPC code and message, the request id if known, and
+    headers of its own (``Retry-After``, ``Connection: close``)."""
 
-    def __init__(self, status: int, code: int, message: str, ident: RequestId | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        ident: RequestId | None = None,
+        headers: Headers = _EMPTY,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.ident = ident
+        self.headers = headers
+
+
+_RETRY_AFTER: Final[Headers] = [(b"retry-after", b"1")]
+_CLOSE: Final[Headers] = [(b"connection", b"close")]
 
 
 # -- the per-session transport ------------------------------------------------------------
@@ -206,26 +236,27 @@ class _JsonWaiter:
 class HttpSessionTransport:
     """The :class:`~mcpbind.transport.Transport` of one Streamable HTTP session.
 
-    Messages from the client arrive through :meth:`deliver` (one per POST). What the session
-    sends is routed by the request it relates to: to that request's SSE stream or waiting POST,
-    else to a GET stream or the backlog (see the module's docstring). Handlers reach it as
-    ``ctx.session.transport``; :func:`close_sse_stream` is the public way to use it from there.
+    Messages from the client do not come through it: the app hands each POST's message to
+    the session itself (``Session.feed``, in the POST's task), so :meth:`receive` is never
+    called and refuses to be. What the session sends is routed by the request it relates to:
+    to that request's SSE stream or waiting POST, else to a GET stream or the backlog (see the
+    module's docstring). Handlers reach it as ``ctx.session.transport``;
+    :func:`close_sse_stream` is the public way to use it from there.
     """
 
     __slots__ = (
         "_backlog",
+        "_backlog_bytes",
         "_backlog_size",
         "_closed",
         "_completed",
-        "_inbound",
-        "_inbound_send",
         "_listeners",
-        "_max_queued",
         "_next_event",
         "_next_stream",
         "_routes",
         "_streams",
         "event_store",
+        "max_buffered_bytes",
         "max_buffered_events",
         "protocol_version",
         "retry_ms",
@@ -238,20 +269,16 @@ class HttpSessionTransport:
         *,
         event_store: EventStore | None,
         max_buffered_events: int = 256,
+        max_buffered_bytes: int = 1 << 20,
         backlog: int = 256,
-        max_queued_messages: int = 256,
         retry_ms: int | None = None,
     ) -> None:
         self.session_id = session_id
         self.event_store = event_store
         self.max_buffered_events = max_buffered_events
+        self.max_buffered_bytes = max_buffered_bytes
         self.retry_ms = retry_ms
         self.protocol_version: str | None = None
-        # The queue of received messages, for a session reading them with receive(); the app
-        # feeds its sessions directly and never makes it.
-        self._max_queued = max_queued_messages
-        self._inbound_send: MemoryObjectSendStream[bytes] | None = None
-        self._inbound: MemoryObjectReceiveStream[bytes] | None = None
         self._routes: dict[RequestId, SseStream | _JsonWaiter] = {}
         # Unfinished POST streams by id (for resumption) and the GET streams taking messages.
         self._streams: dict[str, SseStream] = {}
@@ -260,25 +287,20 @@ class HttpSessionTransport:
         self._backlog: deque[bytes] | None = None
         self._completed: list[str] | None = None
         self._backlog_size = backlog
+        self._backlog_bytes = 0
         self._next_stream = 0
         self._next_event = 0
         self._closed = False
 
-    def _queue(self) -> tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]]:
-        if self._inbound_send is None or self._inbound is None:
-            self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](self._max_queued)
-            if self._closed:
-                self._inbound_send.close()
-        return self._inbound_send, self._inbound
-
     # -- Transport ----------------------------------------------------------------------
 
     async def receive(self) -> bytes:
-        inbound = self._queue()[1]
-        try:  # no trip through the event loop while messages are waiting
-            return inbound.receive_nowait()
-        except anyio.WouldBlock:
-            return await inbound.receive()
+        """Not used: the app feeds the session each message (``Session.feed``). A session
+        that tries to read this transport (``Server.run(transport)``) fails at once."""
+        raise RuntimeError(
+            "an HttpSessionTransport is not read with receive(): StreamableHTTPApp feeds its "
+            "session with Session.feed (make it with Server.inline_session)"
+        )
 
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
         if self._closed:
@@ -301,13 +323,10 @@ class HttpSessionTransport:
         await self._unrelated(message)
 
     async def aclose(self) -> None:
-        """End the session's traffic: the session's reader, every stream, every waiting POST."""
+        """End the session's traffic: every stream, every waiting POST."""
         if self._closed:
             return
         self._closed = True
-        if self._inbound_send is not None and self._inbound is not None:
-            self._inbound_send.close()
-            self._inbound.close()
         waiting = [route for route in self._routes.values() if isinstance(route, _JsonWaiter)]
         self._routes.clear()
         for waiter in waiting:
@@ -317,38 +336,13 @@ class HttpSessionTransport:
         self._streams.clear()
         self._listeners.clear()
         self._backlog = None
+        self._backlog_bytes = 0
 
     # -- from the HTTP side ---------------------------------------------------------------
 
     @property
     def closed(self) -> bool:
         return self._closed
-
-    def end(self) -> None:
-        """The client is gone: a session reading with receive() reads the end of input."""
-        self._queue()[0].close()
-
-    async def deliver(self, message: bytes) -> None:
-        """A message from the client, for a session reading with receive()."""
-        inbound = self._queue()[0]
-        try:
-            try:
-                inbound.send_nowait(message)
-            except anyio.WouldBlock:
-                await inbound.send(message)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
-
-    async def cancel_request(self, ident: RequestId, reason: str) -> None:
-        """Cancel a request whose client went away, as its ``notifications/cancelled`` would,
-        for a session reading with receive()."""
-        self.drop_route(ident)
-        params = types.CancelledNotificationParams(request_id=ident, reason=reason)
-        note = Codec.encode_notification(types.methods.CANCELLED.method, params)
-        try:
-            self._queue()[0].send_nowait(note)
-        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            log.debug("could not cancel request %r: the session is busy or gone", ident)
 
     def drop_route(self, ident: RequestId) -> None:
         """The client of request ``ident`` went away: what the request sends is dropped."""
@@ -367,7 +361,7 @@ class HttpSessionTransport:
     def open_stream(self, ident: RequestId) -> SseStream:
         """The SSE stream answering request ``ident``."""
         self._next_stream += 1
-        stream = SseStream(f"p{self._next_stream}", ident, self.max_buffered_events)
+        stream = SseStream(f"p{self._next_stream}", ident, self.max_buffered_events, self.max_buffered_bytes)
         self._routes[ident] = stream
         self._streams[stream.id] = stream
         return stream
@@ -377,14 +371,18 @@ class HttpSessionTransport:
         if stream_id is None:
             self._next_stream += 1
             stream_id = f"g{self._next_stream}"
-        return SseStream(stream_id, None, self.max_buffered_events)
+        return SseStream(stream_id, None, self.max_buffered_events, self.max_buffered_bytes)
 
     async def listen(self, stream: SseStream) -> None:
-        """Give the GET stream the backlog, then the unrelated messages from now on."""
+        """Give the GET stream the backlog, then the unrelated messages from now on. (The
+        backlog is written as fast as this stream's own client reads it: only its task waits.)"""
         while self._backlog and stream.attached:
-            await self._emit(stream, self._backlog.popleft(), MESSAGE)
+            message = self._backlog.popleft()
+            self._backlog_bytes -= len(message)
+            await self._emit(stream, message, MESSAGE)
         if not self._backlog:
             self._backlog = None
+            self._backlog_bytes = 0
         if stream.attached and not self._closed:
             self._listeners.append(stream)
 
@@ -455,14 +453,52 @@ class HttpSessionTransport:
             stream.response = message
         await stream.put((event_id, encode_event(event_id, message), kind))
 
+    def _listener_with_room(self, size: int) -> SseStream | None:
+        for stream in self._listeners:
+            if stream.has_room(size):
+                return stream
+        return None
+
+    async def _room_soon(self, size: int) -> SseStream | None:
+        """A GET stream with room for ``size`` bytes once the writers had the CPU: a handler
+        sending a burst fills the streams before their writers run. It waits only while they
+        make progress without waiting for their clients (each turn of the event loop, or
+        every few on trio, where every write takes a few); ``None`` once they make none."""
+        idle = 0
+        while idle < IDLE_TURNS and self._listeners:
+            taken = sum(stream.taken for stream in self._listeners)
+            await anyio.lowlevel.checkpoint()
+            target = self._listener_with_room(size)
+            if target is not None:
+                return target
+            idle = 0 if sum(stream.taken for stream in self._listeners) != taken else idle + 1
+        return None
+
     async def _unrelated(self, message: bytes) -> None:
+        """A message for a GET stream. It never waits for a client: it goes to a stream with
+        room, else to the first one, whose connection is cut off if it still has no room once
+        its writer had a chance to run (its client reconnects, with ``Last-Event-ID`` to get
+        what it missed)."""
         listeners = self._listeners
         if listeners:
-            for stream in listeners:
-                if stream.has_room():
-                    await self._emit(stream, message, MESSAGE)
-                    return
-            await self._emit(listeners[0], message, MESSAGE)
+            size = len(message)
+            target = self._listener_with_room(size) or await self._room_soon(size)
+            if not listeners:
+                await self._unrelated(message)  # they went meanwhile: to the backlog
+                return
+            if target is None:
+                target = listeners[0]
+            event_id = await self._event_id(target, message)
+            if not target.offer((event_id, encode_event(event_id, message), MESSAGE)):
+                log.debug(
+                    "GET stream %s of session %s is %d bytes behind: cutting its connection off",
+                    target.id,
+                    self.session_id,
+                    target.buffered,
+                )
+                target.cut()
+                if target in listeners:
+                    listeners.remove(target)
             return
         if self._backlog_size <= 0:
             log.debug("no GET stream: dropping a %d-byte message", len(message))
@@ -470,10 +506,17 @@ class HttpSessionTransport:
         backlog = self._backlog
         if backlog is None:
             backlog = self._backlog = deque()
-        elif len(backlog) >= self._backlog_size:
-            backlog.popleft()
-            log.debug("backlog full (%d messages): dropped the oldest", self._backlog_size)
         backlog.append(message)
+        self._backlog_bytes += len(message)
+        while len(backlog) > 1 and (
+            len(backlog) > self._backlog_size or self._backlog_bytes > self.max_buffered_bytes
+        ):
+            self._backlog_bytes -= len(backlog.popleft())
+            log.debug(
+                "backlog full (%d messages, %d bytes): dropped the oldest",
+                self._backlog_size,
+                self.max_buffered_bytes,
+            )
 
 
 async def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> bool:
@@ -542,9 +585,11 @@ class _Request:
         "accept",
         "content_length",
         "content_type",
+        "deadline",
         "host",
         "last_event_id",
         "origin",
+        "reserved",
         "session_id",
         "version",
     )
@@ -558,6 +603,8 @@ class _Request:
         self.session_id: bytes | None = None
         self.version: bytes | None = None
         self.last_event_id: bytes | None = None
+        self.reserved = 0  # bytes of the app's body budget this request holds
+        self.deadline: float | None = None  # for its body, once the app waited for a part
         accept: bytes | None = None
         field_of = _REQUEST_FIELDS.get
         for name, value in headers:
@@ -597,10 +644,17 @@ class StreamableHTTPApp:
     * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
     * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
+    * ``max_body_bytes_in_flight``: the bytes of POST bodies all requests together may hold,
+      from their reading until their answer (four times ``max_body_size`` by default); a POST
+      that would go past it gets 503 with ``Retry-After``.
+    * ``body_timeout``: seconds a POST body may take to arrive once the app waits for it
+      (408 and the connection closed past it; ``None``: no limit). The ASGI server bounds the
+      time to send the request head (see :func:`serve_http`).
     * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
-    * ``max_buffered_events`` per stream, ``backlog`` of unrelated messages without a GET stream,
-      ``max_queued_messages`` from the client waiting for a session that reads its transport
-      with ``receive()`` (the app's own sessions are fed directly and queue nothing).
+    * ``initialization_timeout``: seconds after ``initialize`` within which the client must
+      send ``notifications/initialized``, else its session ends (``None``: no limit).
+    * ``max_buffered_events`` and ``max_buffered_bytes`` per stream (see the module's docstring
+      for what happens past them), ``backlog`` of unrelated messages without a GET stream.
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
     * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
       responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
@@ -618,17 +672,24 @@ class StreamableHTTPApp:
         retry_ms: int | None = 1000,
         keepalive_interval: float | None = 15.0,
         max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_body_bytes_in_flight: int | None = None,
+        body_timeout: float | None = 30.0,
         max_sessions: int = 10_000,
         session_idle_timeout: float | None = 1800.0,
+        initialization_timeout: float | None = 10.0,
         max_buffered_events: int = 256,
+        max_buffered_bytes: int = 1 << 20,
         backlog: int = 256,
-        max_queued_messages: int = 256,
         allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
         allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
         cors_origins: Sequence[str] | None = None,
     ) -> None:
-        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_queued_messages < 1:
+        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_buffered_bytes < 1:
             raise ValueError("limits must be positive")
+        if max_body_bytes_in_flight is None:
+            max_body_bytes_in_flight = 4 * max_body_size
+        if max_body_bytes_in_flight < max_body_size:
+            raise ValueError("max_body_bytes_in_flight must be at least max_body_size")
         self.server = server
         self.path = path
         self.json_response = json_response
@@ -640,11 +701,14 @@ class StreamableHTTPApp:
         self.retry_ms = retry_ms
         self.keepalive_interval = keepalive_interval
         self.max_body_size = max_body_size
+        self.max_body_bytes_in_flight = max_body_bytes_in_flight
+        self.body_timeout = body_timeout
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
+        self.initialization_timeout = initialization_timeout
         self.max_buffered_events = max_buffered_events
+        self.max_buffered_bytes = max_buffered_bytes
         self.backlog = backlog
-        self.max_queued_messages = max_queued_messages
         self.allowed_hosts = None if allowed_hosts is None else tuple(h.lower() for h in allowed_hosts)
         self.cors_origins = None if cors_origins is None else tuple(o.lower() for o in cors_origins)
         origins = None if allowed_origins is None else tuple(o.lower() for o in allowed_origins)
@@ -652,6 +716,9 @@ class StreamableHTTPApp:
             origins = (*origins, *self.cors_origins) if "*" not in self.cors_origins else None
         self.allowed_origins = origins
         self.sessions: dict[str, _SessionState] = {}
+        # Sessions not yet initialized, by id: when each was made (oldest first).
+        self._uninitialized: dict[str, float] = {}
+        self._body_bytes = 0  # of POST bodies in progress (see _reserve)
         self._versions = {v.encode(): v for v in server.versions}
         self._task_group: anyio.abc.TaskGroup | None = None
         methods = "POST" if stateless else ("GET, POST, DELETE" if self.get_stream else "POST, DELETE")
@@ -672,8 +739,10 @@ class StreamableHTTPApp:
             raise RuntimeError("this app is already running")
         async with anyio.create_task_group() as tg:
             self._task_group = tg
-            if self.session_idle_timeout is not None and not self.stateless:
-                tg.start_soon(self._expire_idle, self.session_idle_timeout)
+            if not self.stateless and (
+                self.session_idle_timeout is not None or self.initialization_timeout is not None
+            ):
+                tg.start_soon(self._expire)
             try:
                 yield self
             finally:
@@ -688,11 +757,17 @@ class StreamableHTTPApp:
     def running(self) -> bool:
         return self._task_group is not None
 
-    async def _expire_idle(self, timeout: float) -> None:
-        interval = min(max(timeout / 4, 0.01), 5.0)
+    async def _expire(self) -> None:
+        idle, initialization = self.session_idle_timeout, self.initialization_timeout
+        shortest = min(t for t in (idle, initialization) if t is not None)
+        interval = min(max(shortest / 4, 0.01), 5.0)
         while True:
             await anyio.sleep(interval)
-            self._end_idle(time.monotonic() - timeout)
+            now = time.monotonic()
+            if idle is not None:
+                self._end_idle(now - idle)
+            if initialization is not None:
+                self._end_uninitialized(now - initialization)
 
     def _end_idle(self, deadline: float) -> None:
         # Apart from the sleeping loop, so that no variable of it keeps a session alive.
@@ -700,6 +775,21 @@ class StreamableHTTPApp:
             if state.active == 0 and state.last_seen < deadline:
                 log.debug("session %s idle since %s: ending it", state.id, state.last_seen)
                 self._end_session(state)
+
+    def _end_uninitialized(self, deadline: float) -> None:
+        """End the sessions made before ``deadline`` whose client has not yet sent
+        ``notifications/initialized``."""
+        waiting = self._uninitialized
+        for session_id, made in list(waiting.items()):
+            state = self.sessions.get(session_id)
+            if state is None or state.session.is_ready:
+                del waiting[session_id]
+            elif made < deadline:
+                del waiting[session_id]
+                log.debug("session %s was never initialized: ending it", session_id)
+                self._end_session(state)
+            else:
+                break  # made later, as all that follow
 
     def _end_session(self, state: _SessionState) -> None:
         """End a session from synchronous code: it is gone at once, closed soon."""
@@ -741,7 +831,10 @@ class StreamableHTTPApp:
             self._check_origin(request)
             method: str = scope["method"]
             if method == "POST":
-                await self._post(request, receive, send, extra)
+                try:
+                    await self._post(request, receive, send, extra)
+                finally:
+                    self._body_bytes -= request.reserved
             elif method == "GET" and self.get_stream:
                 await self._get(request, receive, send, extra)
             elif method == "DELETE" and not self.stateless:
@@ -843,15 +936,18 @@ class StreamableHTTPApp:
                 raise _Problem(400, INVALID_REQUEST, "Bad request: invalid Content-Length") from None
             if size > limit:
                 raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
-        message = await receive()
+            self._reserve(request, size)
+        message = await self._receive_body(receive, request)
         if message["type"] != "http.request":
             return  # the client went away
         body: bytes = message.get("body", b"")
         if message.get("more_body", False) or len(body) > limit:
-            read = await self._read_rest(receive, body, message.get("more_body", False))
+            read = await self._read_rest(receive, body, message.get("more_body", False), request)
             if read is None:
                 return  # the client went away
             body = read
+        elif len(body) > request.reserved:  # no Content-Length
+            self._reserve(request, len(body) - request.reserved)
         envelope = _decode_envelope(body)
         method, ident = envelope.method, envelope.id
         is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)
@@ -917,14 +1013,17 @@ class StreamableHTTPApp:
         tg = self._task_group
         return tg.start_soon if tg is not None else None
 
-    async def _read_rest(self, receive: Receive, body: bytes, more: bool) -> bytes | None:
+    async def _read_rest(self, receive: Receive, body: bytes, more: bool, request: _Request) -> bytes | None:
         """The rest of a body that came in parts (or its first part is over the limit already);
-        ``None`` if the client went away; 413 past the limit, found while reading."""
+        ``None`` if the client went away; 413 past the limit, found while reading; 503 past
+        the app's budget for bodies in progress (when no Content-Length reserved it before)."""
         limit = self.max_body_size
         parts = [body]
         size = len(body)
         while more and size <= limit:
-            message = await receive()
+            if size > request.reserved:
+                self._reserve(request, size - request.reserved)
+            message = await self._receive_body(receive, request)
             if message["type"] != "http.request":
                 return None
             chunk: bytes = message.get("body", b"")
@@ -932,18 +1031,66 @@ class StreamableHTTPApp:
             size += len(chunk)
             more = message.get("more_body", False)
         if size <= limit:
+            if size > request.reserved:
+                self._reserve(request, size - request.reserved)
             return b"".join(parts)
         # Over the limit: read on, keeping nothing, so the client sees the 413 rather than a
         # connection reset mid-upload; a client sending much more is cut off.
         parts.clear()
         budget = max(limit, 1 << 20)
         while more and budget > 0:
-            message = await receive()
+            message = await self._receive_body(receive, request)
             if message["type"] != "http.request":
                 return None
             budget -= len(message.get("body", b""))
             more = message.get("more_body", False)
         raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
+
+    async def _receive_body(self, receive: Receive, request: _Request) -> Message:
+        """``receive()`` for a part of ``request``'s body: 408 (and the connection closed) if
+        the body is not all there ``body_timeout`` seconds after the app first waited for it.
+        A part that has arrived already, as a small body has, costs no timer."""
+        timeout = self.body_timeout
+        call = receive()
+        if timeout is None:
+            return await call
+        waiting: Awaitable[Message]
+        if type(call) is CoroutineType:
+            try:
+                value = call.send(None)
+            except StopIteration as stop:
+                message: Message = stop.value
+                return message
+            waiting = _resume(call, value)
+        else:
+            waiting = call
+        deadline = request.deadline
+        if deadline is None:
+            deadline = request.deadline = anyio.current_time() + timeout
+        try:
+            with anyio.fail_after(max(deadline - anyio.current_time(), 0.0)):
+                return await waiting
+        except TimeoutError:
+            raise _Problem(
+                408,
+                INVALID_REQUEST,
+                f"Request Timeout: the body did not arrive within {timeout} s",
+                headers=_CLOSE,
+            ) from None
+
+    def _reserve(self, request: _Request, size: int) -> None:
+        """Count ``size`` more bytes of ``request``'s body against the budget of bodies in
+        progress (until its POST is answered and its handler done); 503 past it."""
+        if self._body_bytes + size > self.max_body_bytes_in_flight:
+            raise _Problem(
+                503,
+                SERVER_BUSY,
+                f"Server busy: too many request bodies in progress (limit {self.max_body_bytes_in_flight} "
+                "bytes); try again later",
+                headers=_RETRY_AFTER,
+            )
+        self._body_bytes += size
+        request.reserved += size
 
     def _new_session(self) -> _SessionState:
         tg = self._task_group
@@ -956,20 +1103,25 @@ class StreamableHTTPApp:
             )
         if len(self.sessions) >= self.max_sessions:
             raise _Problem(
-                503, SERVER_BUSY, f"Too many sessions (limit {self.max_sessions}); try again later"
+                503,
+                SERVER_BUSY,
+                f"Too many sessions (limit {self.max_sessions}); try again later",
+                headers=_RETRY_AFTER,
             )
         session_id = secrets.token_urlsafe(24)
         transport = HttpSessionTransport(
             session_id,
             event_store=self.event_store,
             max_buffered_events=self.max_buffered_events,
+            max_buffered_bytes=self.max_buffered_bytes,
             backlog=self.backlog,
-            max_queued_messages=self.max_queued_messages,
             retry_ms=self.retry_ms,
         )
         session = self.server.inline_session(transport, spawn=tg.start_soon)
         state = _SessionState(session_id, transport, session)
         self.sessions[session_id] = state
+        if self.initialization_timeout is not None:
+            self._uninitialized[session_id] = time.monotonic()
         return state
 
     def _initialized(self, state: _SessionState, answer: bytes) -> bool:
@@ -1055,7 +1207,7 @@ class StreamableHTTPApp:
             # (An initialize is answered at once, by the core: its headers wait for the answer.)
             await send({"type": "http.response.start", "status": 200, "headers": headers})
         helper: _Helper | None = None
-        queue: MemoryObjectReceiveStream[SseItem] | None = None
+        queue: SseQueue | None = None
         gone = _Flag()
 
         def on_suspend() -> None:
@@ -1116,7 +1268,7 @@ class StreamableHTTPApp:
         stream: SseStream,
         first: list[bytes],
         items: list[SseItem],
-        queue: MemoryObjectReceiveStream[SseItem] | None,
+        queue: SseQueue | None,
         receive: Receive,
         send: Send,
         helper: _Helper,
@@ -1164,11 +1316,10 @@ class StreamableHTTPApp:
                 stream.release(queue)  # (a stream taken over by a GET meanwhile stays with it)
             helper.done.set()
 
-    async def _pump(
-        self, queue: MemoryObjectReceiveStream[SseItem], send: Send, seen: set[str]
-    ) -> int | None:
+    async def _pump(self, queue: SseQueue, send: Send, seen: set[str]) -> int | None:
         """Write a stream's events until its response (FINAL), a polling close (CLOSE) or its
-        end (``None``: the session ended or another connection took the stream)."""
+        end (``None``: the session ended, another connection took the stream, or this one was
+        cut off for falling behind)."""
         interval = self.keepalive_interval
         while True:
             try:
@@ -1183,9 +1334,9 @@ class StreamableHTTPApp:
                 except TimeoutError:
                     await _write(send, PING)
                     continue
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                except anyio.EndOfStream:
                     return None
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
+            except anyio.EndOfStream:
                 return None
             event_id, chunk, kind = item
             if seen and event_id in seen:
@@ -1351,7 +1502,11 @@ class StreamableHTTPApp:
             await send({"type": "http.response.body", "body": b""})
             return
         transport = HttpSessionTransport(
-            "", event_store=None, backlog=0, max_buffered_events=self.max_buffered_events
+            "",
+            event_store=None,
+            backlog=0,
+            max_buffered_events=self.max_buffered_events,
+            max_buffered_bytes=self.max_buffered_bytes,
         )
         transport.protocol_version = version
         spawn = self._spawner()
@@ -1430,7 +1585,7 @@ async def _answer_error(send: Send, problem: _Problem, headers: Headers) -> None
         {
             "type": "http.response.start",
             "status": problem.status,
-            "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers],
+            "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers, *problem.headers],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -1445,15 +1600,27 @@ async def serve_http(
     port: int = 8000,
     *,
     backend: Literal["asyncio", "trio"] | None = None,
+    header_timeout: float | None = 10.0,
+    keep_alive_timeout: float = 5.0,
     **app_options: Any,
 ) -> None:
     """Serve over Streamable HTTP at ``http://host:port/mcp`` until cancelled: on uvicorn under
     asyncio, on hypercorn under trio (``backend`` names the running loop; it is checked).
 
-    ``app_options`` go to :class:`StreamableHTTPApp`. Bound to a host other than a loopback
-    address, the Host check is off unless ``allowed_hosts`` is given (the Origin check stays).
+    ``app_options`` go to :class:`StreamableHTTPApp` (``body_timeout`` bounds the time a POST
+    body may take). Bound to a host other than a loopback address, the Host check is off unless
+    ``allowed_hosts`` is given (the Origin check stays).
+
+    Slow connections are bounded too: a request head must be complete ``header_timeout``
+    seconds after the connection opened or after the previous response (``None``: no limit),
+    else the connection is closed; an idle connection is closed after ``keep_alive_timeout``
+    seconds (on hypercorn one timer serves both: the shorter counts). Errors of the accept loop
+    (out of file descriptors) are logged once per 10 s, with a count of those left out. See
+    :mod:`mcpbind.http._embedded`.
     """
     import sniffio
+
+    from mcpbind.http import _embedded
 
     running = sniffio.current_async_library()
     if backend is not None and backend != running:
@@ -1466,20 +1633,5 @@ async def serve_http(
         if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in app_options:
             app_options["allowed_hosts"] = None
         app = StreamableHTTPApp(server_or_app, **app_options)
-    if running == "trio":
-        from hypercorn.config import Config as HypercornConfig
-        from hypercorn.trio import serve as trio_serve
-
-        config = HypercornConfig()
-        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = 3.0
-        await trio_serve(app, config)  # type: ignore[arg-type]
-        return
-    import uvicorn
-
-    config_ = uvicorn.Config(
-        app, host=host, port=port, lifespan="on", access_log=False, timeout_graceful_shutdown=3
-    )
-    instance = uvicorn.Server(config_)
-    await instance.serve()
+    serve = _embedded.serve_trio if running == "trio" else _embedded.serve_asyncio
+    await serve(app, host, port, header_timeout=header_timeout, keep_alive_timeout=keep_alive_timeout)
