@@ -65,6 +65,7 @@ def _noting_server() -> Server:
     """make_server's tools, and ``write_note``, which tells every subscriber ``times`` times
     that ``note://board`` changed (with a long query, so that each notification is big)."""
     server = make_server()
+    server.max_uri_length = 2 * len(BOARD)  # the URI is long to make each notification big
 
     @server.tool()
     async def write_note(times: int) -> str:

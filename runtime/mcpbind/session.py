@@ -18,8 +18,8 @@ import math
 import sys
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
-from types import CoroutineType, TracebackType, coroutine
+from collections.abc import Awaitable, Callable, Mapping
+from types import CoroutineType, TracebackType
 from typing import Any, Generic, Literal, TypeVar
 
 import anyio
@@ -51,6 +51,7 @@ from mcpbind.errors import (
 )
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.schema import v2025_11_25 as types
+from mcpbind.stepping import awaited, resume
 from mcpbind.transport import MessageTooLarge, Transport
 from mcpbind.wire import Codec, RequestId
 
@@ -363,53 +364,18 @@ class _Deadlines:
                 await wake.wait()
 
 
-@coroutine
-def _resume(coro: Coroutine[Any, Any, R], value: Any, run: Callable[..., Any]) -> Generator[Any, Any, R]:
-    """Go on with ``coro`` after its first step was taken by hand and yielded ``value``: what the
-    event loop sends or throws in goes to ``coro``, what it yields goes to the event loop. Each
-    step runs through ``run``, a ``Context.run``: in the request's own context.
-
-    Taking a handler's first step by hand (``coro.send(None)``, in the task that awaits it, so
-    inside the caller's cancel scopes exactly as ``await`` would run it) tells whether it
-    finishes at once, as most do, or waits for something: only then does the caller need to
-    do something about it (hand reading over to another task, watch for the client going
-    away), and it learns so just before the handler's first wait. Stepping by hand is also
-    what runs the handler in a context of its own while the task stays the session's: a
-    handler's context variables stay its own, and a reused task carries none to the next."""
-    while True:
-        try:
-            sent = yield value
-        except BaseException as exc:  # a cancellation, or GeneratorExit on close: it decides
-            try:
-                value = run(coro.throw, exc)
-            except StopIteration as stop:
-                result: R = stop.value
-                return result
-        else:
-            try:
-                value = run(coro.send, sent)
-            except StopIteration as stop:
-                result = stop.value
-                return result
-
-
-async def _awaited(awaitable: Awaitable[R]) -> R:
-    """A coroutine around an awaitable that is not one, so that its steps can be taken by hand."""
-    return await awaitable
-
-
 async def _run_in(context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any) -> R:
     """Await ``function(*args)`` with every step of it run in ``context``."""
     run = context.run
     call = run(function, *args)
     if type(call) is not CoroutineType:
-        call = _awaited(call)
+        call = awaited(call)
     try:
         value = run(call.send, None)
     except StopIteration as stop:
         result: R = stop.value
         return result
-    return await _resume(call, value, run)
+    return await resume(call, value, run)
 
 
 _SESSION_CLOSED = "Connection closed"
@@ -519,7 +485,7 @@ class Session:
         # handler that waits makes its task hand reading over (to an idle worker, or a new one,
         # up to ``max_concurrent_requests`` + 1 of them, kept for the session's life) before it
         # waits: a quick request costs no task switch, no queue, no new task. Each handler
-        # runs in a copy of ``_context`` (stepped by hand, see ``_resume``), never in the
+        # runs in a copy of ``_context`` (stepped by hand, see ``resume``), never in the
         # worker's own context, which stays as the session's start left it.
         # ``_active`` handlers run (both ways of running); past ``max_concurrent_requests``,
         # requests wait in ``_waiting`` (with tasks) or their callers in ``_turns`` (inline).
@@ -939,7 +905,7 @@ class Session:
         """Run a request's handler and send its answer. The caller is inside ``scope``, the one
         that cancels it (a cancellation comes out of here as the backend's exception).
 
-        Every step of the handler runs in ``context``, the request's own (see :func:`_resume`);
+        Every step of the handler runs in ``context``, the request's own (see :func:`~mcpbind.stepping.resume`);
         ``on_suspend`` is called just before the handler first waits for something, if it does.
         """
         ident = event.id
@@ -953,7 +919,7 @@ class Session:
                 run = context.run
                 call = run(handler, event.params, request_context)
                 if type(call) is not CoroutineType:
-                    call = _awaited(call)  # its steps too are taken by hand, in ``context``
+                    call = awaited(call)  # its steps too are taken by hand, in ``context``
                 # Most handlers finish in this first step.
                 try:
                     value = run(call.send, None)
@@ -966,7 +932,7 @@ class Session:
                         except BaseException:
                             run(call.close)  # not left suspended for the garbage collector
                             raise
-                    result = await _resume(call, value, run)
+                    result = await resume(call, value, run)
             except McpError as exc:
                 data = self.connection.respond_error(ident, exc)
             except Exception as exc:

@@ -112,7 +112,8 @@ from mcpbind.http.sse import (
     encode_retry,
 )
 from mcpbind.server import Server
-from mcpbind.session import RequestContext, Session, Spawn, _resume
+from mcpbind.session import RequestContext, Session, Spawn
+from mcpbind.stepping import resume
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.wire import Codec, RequestId, salvage_id
 
@@ -1061,7 +1062,7 @@ class StreamableHTTPApp:
             except StopIteration as stop:
                 message: Message = stop.value
                 return message
-            waiting = _resume(call, value)
+            waiting = resume(call, value)
         else:
             waiting = call
         deadline = request.deadline
