@@ -197,7 +197,9 @@ async def test_end_of_input_cancels_handlers_that_wait() -> None:
     gates = Gates()
     server_end, client_end = memory_pair()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(make_server(gates).run, server_end)
+        server = make_server(gates)
+        server.shutdown_grace_period = 0.2  # what is still running then is cancelled
+        tg.start_soon(server.run, server_end)
         init = {
             "jsonrpc": "2.0",
             "id": 0,
