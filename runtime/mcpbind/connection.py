@@ -35,9 +35,11 @@ from mcpbind.wire import (
 
 __all__ = [
     "CANONICAL_VERSION",
+    "FULL_DELIVERY",
     "SUPPORTED_VERSIONS",
     "CancelRequested",
     "Connection",
+    "Delivery",
     "ErrorReceived",
     "Event",
     "NotificationReceived",
@@ -232,6 +234,61 @@ def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VER
     return requested if requested in supported else supported[0]
 
 
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """What the transport of a server's connection can carry to the client besides the
+    responses to the client's requests, and so what the server may declare and send. The one
+    place that knows what each kind of message needs; stdio and in-memory transports carry
+    everything (the default), Streamable HTTP what its options allow
+    (:func:`mcpbind.http.server.delivery_for`).
+
+    * ``unrelated``: messages tied to no request of the client's reach it (list changes,
+      resource updates, requests sent from outside a request's handler). Without it no
+      ``listChanged`` and no ``resources.subscribe`` are declared.
+    * ``related``: what a request's handler sends before its response reaches the client
+      (progress, log messages, requests to the client). Without it no ``logging`` is declared
+      and log messages are not sent.
+    * ``answers``: the client's answers to the server's requests reach the server.
+    * ``mode``, ``why`` and ``remedy`` name the mode, what it lacks and the option that changes
+      it, for the error a request that cannot be sent raises (see :meth:`refusal`).
+    """
+
+    unrelated: bool = True
+    related: bool = True
+    answers: bool = True
+    mode: str = ""
+    why: str = ""
+    remedy: str = ""
+
+    def refusal(self, method: str, related: bool) -> str | None:
+        """Why a request ``method`` to the client cannot be sent (``related``: by the handler of
+        a request of the client's), or ``None`` when it can."""
+        if self.answers and (self.related if related else self.unrelated):
+            return None
+        where = " from outside a request's handler" if self.answers and self.related and not related else ""
+        return f"Cannot send {method}: {self.mode} cannot send requests to the client{where} ({self.why}); {self.remedy}"
+
+    def declarable(self, capabilities: types.ServerCapabilities) -> types.ServerCapabilities:
+        """``capabilities`` without what could never reach the client (see the fields)."""
+        changes: dict[str, Any] = {}
+        if not self.unrelated:
+            for name in ("tools", "resources", "prompts"):
+                part = getattr(capabilities, name)
+                if isinstance(part, msgspec.UnsetType):
+                    continue
+                drop = {"list_changed": UNSET}
+                if name == "resources":
+                    drop["subscribe"] = UNSET
+                changes[name] = msgspec.structs.replace(part, **drop)
+        if not self.related and capabilities.logging is not UNSET:
+            changes["logging"] = UNSET
+        return msgspec.structs.replace(capabilities, **changes) if changes else capabilities
+
+
+# What stdio and in-memory transports carry: everything.
+FULL_DELIVERY: Final = Delivery()
+
+
 @dataclass(slots=True)
 class _Peer:
     info: types.Implementation | None = None
@@ -245,8 +302,8 @@ class Connection:
 
     ``info`` and ``capabilities`` describe this side (``Implementation`` and
     ``ServerCapabilities`` or ``ClientCapabilities``); a server may add ``instructions``.
-    ``stateless``: a server connection that carries one request of the client's and its answer
-    (stateless HTTP), so it cannot send requests to the client.
+    ``delivery``: what a server's transport can carry to the client; requests it cannot send
+    are refused (see :class:`Delivery`).
     """
 
     role: Role
@@ -256,7 +313,7 @@ class Connection:
     versions: tuple[str, ...] = SUPPORTED_VERSIONS
     phase: Phase = Phase.NEW
     protocol_version: str | None = None
-    stateless: bool = False
+    delivery: Delivery = FULL_DELIVERY
     peer: _Peer = field(default_factory=_Peer)
     _next_id: int = 0
     _pending: dict[RequestId, RequestSpec[Any, Any]] = field(default_factory=dict)
@@ -428,14 +485,15 @@ class Connection:
     # -- sending --------------------------------------------------------------------------
 
     def start_request(
-        self, spec: RequestSpec[Any, Any], params: Any, *, progress: bool = False
+        self, spec: RequestSpec[Any, Any], params: Any, *, progress: bool = False, related: bool = False
     ) -> tuple[RequestId, bytes]:
         """A new request: its id and bytes. Raises :class:`McpError` when it may not be sent.
 
         With ``progress`` the request asks for progress notifications, with its id as the token
-        (unique while the request is pending).
+        (unique while the request is pending). ``related``: it is sent by the handler of a
+        request of the peer's (which decides how a server's transport carries it).
         """
-        self._check_may_send(spec, params)
+        self._check_may_send(spec, params, related)
         self._next_id += 1
         ident = self._next_id
         progress_token = ident if progress else None
@@ -447,7 +505,7 @@ class Connection:
             self.phase = Phase.INITIALIZING
         return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
 
-    def _check_may_send(self, spec: RequestSpec[Any, Any], params: Any) -> None:
+    def _check_may_send(self, spec: RequestSpec[Any, Any], params: Any, related: bool) -> None:
         if spec.method == "initialize":
             if self.role != "client" or self.phase is not Phase.NEW:
                 raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
@@ -460,12 +518,9 @@ class Connection:
         if not sender_ok:
             raise McpError(INVALID_REQUEST, f"A {self.role} does not send {spec.method}")
         if self.role == "server":
-            if self.stateless:
-                raise McpError(
-                    INVALID_REQUEST,
-                    f"Cannot send {spec.method}: stateless mode cannot send requests to the client "
-                    "(each connection carries one request of the client's, and no answer could reach it)",
-                )
+            refusal = self.delivery.refusal(spec.method, related)
+            if refusal is not None:
+                raise McpError(INVALID_REQUEST, refusal)
             if spec.method in _CLIENT_CAPABILITY_FOR:
                 missing = missing_client_capability(self.peer.capabilities, spec.method, params)
                 if missing is not None:
@@ -518,7 +573,7 @@ class Connection:
         new.versions = self.versions
         new.phase = self.phase
         new.protocol_version = self.protocol_version
-        new.stateless = self.stateless
+        new.delivery = self.delivery
         new.peer = _Peer()
         new._next_id = 0
         new._pending = {}

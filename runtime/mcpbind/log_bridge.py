@@ -9,7 +9,8 @@ ERROR->error, CRITICAL->critical) and filtered by the level the client set with
 run sync tools.
 
 The server must declare the ``logging`` capability (``Server(..., logging=True)``): without it
-:class:`McpLogHandler` and :func:`forward_logging` raise ``McpError`` at once.
+:class:`McpLogHandler` and :func:`forward_logging` raise ``McpError`` at once. Where no log
+message can reach the client (see :func:`~mcpbind.session.sends_logs`) they forward nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import anyio
 import anyio.from_thread
 
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import LOG_LEVELS, RequestContext, require_logging
+from mcpbind.session import LOG_LEVELS, RequestContext, sends_logs
 
 __all__ = ["McpLogHandler", "forward_logging", "mcp_level"]
 
@@ -43,14 +44,14 @@ class McpLogHandler(logging.Handler):
     """A logging handler that sends each record to the client of ``ctx``'s session."""
 
     def __init__(self, ctx: RequestContext, level: int = logging.NOTSET) -> None:
-        require_logging(ctx.session)
+        self.sends = sends_logs(ctx.session)
         super().__init__(level)
         self.ctx = ctx
 
     def emit(self, record: logging.LogRecord) -> None:
         session = self.ctx.session
         level = mcp_level(record.levelno)
-        if session.closed or LOG_LEVELS.index(level) < LOG_LEVELS.index(session.log_level):
+        if not self.sends or session.closed or LOG_LEVELS.index(level) < LOG_LEVELS.index(session.log_level):
             return
         try:
             params = types.LoggingMessageNotificationParams(

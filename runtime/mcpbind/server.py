@@ -8,9 +8,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import msgspec
 
-from mcpbind.connection import SUPPORTED_VERSIONS, Connection
+from mcpbind.connection import FULL_DELIVERY, SUPPORTED_VERSIONS, Connection, Delivery
 from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.pagination import paginate
@@ -534,15 +533,14 @@ class Server(HandlerRegistry):
             else:
                 self.notification_handlers[method] = bound
 
-    def server_capabilities(self, *, stateless: bool = False) -> types.ServerCapabilities:
-        """The capabilities declared at initialize: the given ones, else those the handlers imply.
-
-        ``stateless``: for a connection that carries one request and its answer (stateless
-        HTTP), on which nothing unrelated to a request can reach the client: ``listChanged``
-        and ``resources.subscribe`` are left out (of given capabilities too).
+    def server_capabilities(self, *, delivery: Delivery = FULL_DELIVERY) -> types.ServerCapabilities:
+        """The capabilities declared at initialize: the given ones, else those the handlers imply,
+        less what ``delivery`` (what the transport can carry) could never bring to the client:
+        ``listChanged`` and ``resources.subscribe`` without a way for messages unrelated to a
+        request, ``logging`` without one for what a handler sends (see :class:`Delivery`).
         """
         capabilities = self.capabilities if self.capabilities is not None else self._implied_capabilities()
-        return _without_notifications(capabilities) if stateless else capabilities
+        return delivery.declarable(capabilities)
 
     def _implied_capabilities(self) -> types.ServerCapabilities:
         logs = self.logging
@@ -585,17 +583,17 @@ class Server(HandlerRegistry):
 
     # -- running --------------------------------------------------------------------------
 
-    def connection(self, *, stateless: bool = False) -> Connection:
-        """A new server side of a connection. ``stateless``: one that carries a single request
-        and its answer (stateless HTTP): its capabilities say so (see
-        :meth:`server_capabilities`), and it refuses to send requests to the client."""
+    def connection(self, *, delivery: Delivery = FULL_DELIVERY) -> Connection:
+        """A new server side of a connection over a transport that carries ``delivery`` (all
+        by default): its capabilities say so (see :meth:`server_capabilities`), and it refuses
+        the requests to the client that could not reach it or be answered."""
         return Connection(
             "server",
             self.info,
-            self.server_capabilities(stateless=stateless),
+            self.server_capabilities(delivery=delivery),
             instructions=self.instructions,
             versions=self.versions,
-            stateless=stateless,
+            delivery=delivery,
         )
 
     def session(self, transport: Transport, connection: Connection | None = None) -> Session:
@@ -684,25 +682,10 @@ class Server(HandlerRegistry):
 
 def _require_subscribe(ctx: RequestContext) -> None:
     """``resources/subscribe`` and ``unsubscribe`` exist only where ``resources.subscribe`` is
-    declared (not in stateless mode, where no update could reach the client)."""
+    declared (not where no update could reach the client: see :class:`Delivery`)."""
     resources = getattr(ctx.session.connection.capabilities, "resources", types.UNSET)
     if getattr(resources, "subscribe", types.UNSET) is not True:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
-
-
-def _without_notifications(capabilities: types.ServerCapabilities) -> types.ServerCapabilities:
-    """``capabilities`` without what needs messages unrelated to a request: ``listChanged`` and
-    ``resources.subscribe``."""
-    changes: dict[str, Any] = {}
-    for name in ("tools", "resources", "prompts"):
-        part = getattr(capabilities, name)
-        if isinstance(part, types.UnsetType):
-            continue
-        drop = {"list_changed": types.UNSET}
-        if name == "resources":
-            drop["subscribe"] = types.UNSET
-        changes[name] = msgspec.structs.replace(part, **drop)
-    return msgspec.structs.replace(capabilities, **changes) if changes else capabilities
 
 
 def _method_of_handler(name: str) -> str:

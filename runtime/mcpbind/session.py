@@ -67,6 +67,7 @@ __all__ = [
     "Session",
     "Spawn",
     "require_logging",
+    "sends_logs",
 ]
 
 log = logging.getLogger("mcpbind")
@@ -167,9 +168,11 @@ class RequestContext:
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """``notifications/message``, sent only if ``level`` passes the level the client set
-        with ``logging/setLevel`` (everything passes until it sets one). ``McpError`` if this
-        server did not declare the ``logging`` capability (``Server(..., logging=True)``)."""
-        require_logging(self.session)
+        with ``logging/setLevel`` (everything passes until it sets one), and only where a log
+        message can reach the client (see :func:`sends_logs`). ``McpError`` if this server did
+        not declare the ``logging`` capability (``Server(..., logging=True)``)."""
+        if not sends_logs(self.session):
+            return
         if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.session.log_level):
             return
         params = types.LoggingMessageNotificationParams(
@@ -178,6 +181,17 @@ class RequestContext:
             logger=UNSET if logger is None else logger,
         )
         await self.session.notify(methods.MESSAGE, params, related=self.request_id)
+
+
+def sends_logs(session: Session) -> bool:
+    """Whether log messages go out on ``session``: ``False`` where its transport can carry none
+    (Streamable HTTP answering requests with JSON and without a GET stream, or stateless with
+    JSON: ``logging`` is then not declared, and log messages are dropped, as progress is);
+    otherwise ``True``, or :class:`McpError` as :func:`require_logging` says."""
+    if not session.connection.delivery.related:
+        return False
+    require_logging(session)
+    return True
 
 
 def require_logging(session: Session) -> None:
@@ -1120,7 +1134,9 @@ class Session:
         if self._closed:
             raise McpError(CONNECTION_CLOSED, _SESSION_CLOSED)
         waiter: _Waiter[R] = _Waiter(progress, self._new_event())
-        ident, data = self.connection.start_request(spec, params, progress=progress is not None)
+        ident, data = self.connection.start_request(
+            spec, params, progress=progress is not None, related=related is not None
+        )
         if progress is not None:
             if self._progress is None:
                 self._progress = {}

@@ -59,11 +59,21 @@ How messages travel, and the choices made where the specification leaves them op
   its ``initialize``, and one whose client sends DELETE (204). Ended sessions answer 404.
 * ``stateless=True``: no sessions; each POST runs on a fresh connection, initialized at the
   version of its ``MCP-Protocol-Version`` header (2025-03-26 when absent), and ends with it.
-  GET and DELETE get 405. No lifespan is needed in this mode. As nothing unrelated to a
-  request can reach the client, the server declares no ``listChanged`` and no
-  ``resources.subscribe`` (``resources/subscribe`` gets -32601); as no answer from the client
-  could reach a handler, requests to the client (sampling, elicitation, roots, ping) are
-  refused with an ``McpError`` saying so.
+  GET and DELETE get 405. No lifespan is needed in this mode.
+* What reaches the client depends on the mode (:func:`delivery_for` decides it, and the
+  server's capabilities and refusals follow): messages unrelated to a request only on a GET
+  stream, so without one (``stateless=True`` or ``get_stream=False``) the server declares no
+  ``listChanged`` and no ``resources.subscribe`` (``resources/subscribe`` gets -32601), keeps
+  no backlog, and refuses requests to the client from outside a request's handler. With
+  ``json_response=True`` and no GET stream nothing but the response reaches the client: no
+  ``logging`` is declared, log messages and progress are dropped, and every request to the
+  client (sampling, elicitation, roots, ping) fails at once with an ``McpError`` naming the
+  mode and the option to change; so does every request in stateless mode, where no answer
+  from the client could reach the server. With ``json_response=True`` and a GET stream, a
+  handler's requests to the client, progress and log messages go on the GET stream (the
+  backlog keeps them, within its bounds, until the client opens one; a request waits for its
+  answer up to its timeout); progress sent just before the response may reach the client
+  after it (and be ignored): use SSE answers where that matters.
 * DNS-rebinding protection: ``Host`` must match ``allowed_hosts`` and, when present,
   ``Origin`` must match ``allowed_origins`` (both default to localhost, any port); 403
   otherwise. Pass ``None`` to turn a check off (e.g. behind a reverse proxy that checks).
@@ -94,7 +104,7 @@ import anyio.lowlevel
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpbind.connection import Connection
+from mcpbind.connection import FULL_DELIVERY, Connection, Delivery
 from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from mcpbind.http._asgi import Headers, Receive, Scope, Send, lifespan, matches
 from mcpbind.http._asgi import Message as Message  # the ASGI event type, importable from here as before
@@ -126,6 +136,7 @@ __all__ = [
     "Send",
     "StreamableHTTPApp",
     "close_sse_stream",
+    "delivery_for",
     "serve_http",
 ]
 
@@ -536,6 +547,46 @@ async def close_sse_stream(ctx: RequestContext, retry_ms: int | None = None) -> 
 # -- the application -----------------------------------------------------------------------
 
 
+def delivery_for(*, stateless: bool, json_response: bool, get_stream: bool) -> Delivery:
+    """What a :class:`StreamableHTTPApp` with these options can carry to the client besides
+    responses: the one place that decides it (the capabilities declared, the requests to the
+    client refused, the backlog kept all follow from it).
+
+    Messages unrelated to a request travel only on a GET stream (and need a session). What a
+    request's handler sends before its response travels on the POST's SSE stream, or on the
+    GET stream when requests are answered with JSON. The client's answers to the server's
+    requests reach the handler only in a session.
+    """
+    if stateless:
+        return Delivery(
+            unrelated=False,
+            related=not json_response,
+            answers=False,
+            mode="stateless mode",
+            why="StreamableHTTPApp(stateless=True): each POST stands alone, so no answer from the "
+            "client could reach the server",
+            remedy="serve with stateless=False to send them",
+        )
+    if get_stream:
+        return FULL_DELIVERY
+    if json_response:
+        return Delivery(
+            unrelated=False,
+            related=False,
+            mode="JSON-response mode without a GET stream",
+            why="StreamableHTTPApp(json_response=True, get_stream=False): only the response to a "
+            "request reaches the client",
+            remedy="serve with get_stream=True to send them",
+        )
+    return Delivery(
+        unrelated=False,
+        mode="a session without a GET stream",
+        why="StreamableHTTPApp(get_stream=False): only the SSE stream answering a request of the "
+        "client's reaches it",
+        remedy="serve with get_stream=True to send them",
+    )
+
+
 class _SessionState:
     """One session of the app: its inline :class:`~mcpbind.session.Session` (no task of its own:
     each POST runs what it brings in its own task) and its transport."""
@@ -639,7 +690,8 @@ class StreamableHTTPApp:
     * ``path``: the MCP endpoint (other paths get 404).
     * ``json_response``: answer requests with ``application/json`` instead of SSE.
     * ``stateless``: no sessions (see the module's docstring).
-    * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not).
+    * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not;
+      what the server declares and can send then shrinks: see the module's docstring).
     * ``event_store``: where SSE events are kept for resumption (``None``: not resumable, and no
       priming events); a :class:`~mcpbind.http.events.MemoryEventStore` by default.
     * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
@@ -722,6 +774,9 @@ class StreamableHTTPApp:
         self._body_bytes = 0  # of POST bodies in progress (see _reserve)
         self._versions = {v.encode(): v for v in server.versions}
         self._task_group: anyio.abc.TaskGroup | None = None
+        self.delivery = delivery_for(
+            stateless=stateless, json_response=json_response, get_stream=self.get_stream
+        )
         methods = "POST" if stateless else ("GET, POST, DELETE" if self.get_stream else "POST, DELETE")
         if self.cors_origins is not None:
             methods += ", OPTIONS"
@@ -1110,15 +1165,17 @@ class StreamableHTTPApp:
                 headers=_RETRY_AFTER,
             )
         session_id = secrets.token_urlsafe(24)
+        delivery = self.delivery
         transport = HttpSessionTransport(
             session_id,
             event_store=self.event_store,
             max_buffered_events=self.max_buffered_events,
             max_buffered_bytes=self.max_buffered_bytes,
-            backlog=self.backlog,
+            backlog=self.backlog if delivery.unrelated else 0,  # no GET stream would ever take it
             retry_ms=self.retry_ms,
         )
-        session = self.server.inline_session(transport, spawn=tg.start_soon)
+        connection = self.server.connection(delivery=delivery)
+        session = self.server.inline_session(transport, spawn=tg.start_soon, connection=connection)
         state = _SessionState(session_id, transport, session)
         self.sessions[session_id] = state
         if self.initialization_timeout is not None:
@@ -1512,12 +1569,12 @@ class StreamableHTTPApp:
         transport.protocol_version = version
         spawn = self._spawner()
         if method == "initialize":
-            connection = self.server.connection(stateless=True)
+            connection = self.server.connection(delivery=self.delivery)
         else:
             # A connection ready at this version, copied from one made once per version.
             ready = self._ready_connections.get(version)
             if ready is None:
-                ready = self._ready_connections[version] = self.server.connection(stateless=True)
+                ready = self._ready_connections[version] = self.server.connection(delivery=self.delivery)
                 ready.assume_ready(version)
             connection = ready.fresh()
         session = self.server.inline_session(transport, spawn=spawn, register=False, connection=connection)
