@@ -125,6 +125,10 @@ class _SessionTransport:
     (framed events in ``outgoing``, bounded in messages and bytes; see the module's docstring
     for a reader past the bound)."""
 
+    # A message for no request never waits for the client (see send): a server telling every
+    # session something sends it in line (see mcpbind.transport.Transport).
+    unrelated_send_waits_for_peer = False
+
     def __init__(self, queue_size: int, send_timeout: float, max_buffered_bytes: int = 1 << 20) -> None:
         self.incoming: MemoryObjectSendStream[bytes]
         self._incoming: MemoryObjectReceiveStream[bytes]

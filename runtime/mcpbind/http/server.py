@@ -262,6 +262,10 @@ class HttpSessionTransport:
         "session_id",
     )
 
+    # A message for no request never waits for a client (see _unrelated): a server telling
+    # every session something sends it in line (see mcpbind.transport.Transport).
+    unrelated_send_waits_for_peer = False
+
     def __init__(
         self,
         session_id: str,
