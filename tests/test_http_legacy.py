@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+import socket
+import tracemalloc
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -513,6 +516,192 @@ async def test_a_reader_that_stops_reading_loses_its_session(probe: Probe) -> No
                 with contextlib.suppress(httpx.RemoteProtocolError):
                     async for _ in events:
                         pass
+
+
+# A long URI, so that each notification about it is big.
+BOARD = "note://board?" + "n" * 60_000
+
+
+def noting_server() -> Server:
+    """``write_note`` tells every subscriber of BOARD ``times`` times that it changed;
+    ``burst`` tells every session ``times`` times that the tool list changed."""
+    server = Server("legacy-notes", "1.0")
+    server.max_uri_length = 2 * len(BOARD)
+
+    @server.resource("note://board")
+    def board() -> str:
+        return "notes"
+
+    @server.tool()
+    async def write_note(times: int) -> str:
+        for _ in range(times):
+            await server.resource_updated(BOARD)
+        return f"noted {times}"
+
+    @server.tool()
+    async def burst(times: int) -> str:
+        for _ in range(times):
+            await server.tools_changed()
+        return f"burst {times}"
+
+    return server
+
+
+class RawSseClient:
+    """A legacy SSE stream read (or not) on a plain socket with a small receive buffer: what a
+    client that stops reading looks like to the server."""
+
+    def __init__(self, sock: socket.socket, base_url: str) -> None:
+        self.sock = sock
+        self.base_url = base_url
+        self.data = b""
+
+    @classmethod
+    async def open(cls, base_url: str) -> RawSseClient:
+        url = httpx.URL(base_url)
+        assert url.host and url.port
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        try:
+            sock.connect((url.host, url.port))
+        except BlockingIOError:
+            await anyio.wait_writable(sock)
+        head = f"GET /sse HTTP/1.1\r\nHost: {url.host}:{url.port}\r\nAccept: text/event-stream\r\n\r\n"
+        sock.send(head.encode())
+        return cls(sock, base_url)
+
+    async def endpoint(self) -> str:
+        """Reads until the endpoint event has come: the URL to POST to."""
+        pattern = re.compile(rb"event: endpoint\ndata: (\S+)\n\n")
+        while (found := pattern.search(self.data)) is None:
+            await anyio.wait_readable(self.sock)
+            self.data += self.sock.recv(1 << 16)
+        return self.base_url + found.group(1).decode()
+
+    async def answer(self, ident: int) -> Any:
+        """Reads until the answer to request ``ident`` has come."""
+        while True:
+            for message in self.messages():
+                if message.get("id") == ident:
+                    return message
+            await anyio.wait_readable(self.sock)
+            self.data += self.sock.recv(1 << 16)
+
+    async def read_to_end(self) -> None:
+        """Everything until the server ends the response or drops the connection."""
+        while not self.data.endswith(b"\r\n0\r\n\r\n"):
+            await anyio.wait_readable(self.sock)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            self.data += chunk
+
+    def messages(self) -> list[Any]:
+        """The JSON-RPC messages that arrived whole."""
+        body = self.data.partition(b"\r\n\r\n")[2]
+        out = []
+        while body:
+            size_line, _, rest = body.partition(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0 or len(rest) < size:
+                break  # the end, or a chunk cut short
+            out.append(rest[:size])
+            body = rest[size + 2 :]
+        text = b"".join(out).decode()
+        return [
+            json.loads(block.partition("data: ")[2])
+            for block in text.split("\n\n")
+            if block.startswith("event: message\n")
+        ]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.anyio
+async def test_a_stalled_client_holds_back_no_broadcast(asgi_server: ServerName) -> None:
+    """A client subscribes and stops reading its stream; another session's handler tells every
+    subscriber about a change, again and again. The handler finishes at once (before, it
+    waited up to ``send_timeout`` for the stalled client, for each notification), no more than
+    the byte bound waits for the stalled client, and its session is ended (there is no
+    resumption on this transport) while the other one goes on."""
+    limit = 256 << 10
+    app = LegacySSEApp(noting_server(), max_buffered_bytes=limit, send_timeout=60, keep_alive=None)
+    times = 300  # 18 MB for the stalled client: more than the socket buffers hold
+    subscribe = {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": BOARD}}
+    with anyio.fail_after(TIMEOUT):
+        async with serve_asgi(app, asgi_server) as base_url, httpx.AsyncClient() as http:
+            stalled = await RawSseClient.open(base_url)
+            try:
+                endpoint = await stalled.endpoint()
+                for message in (INITIALIZE, INITIALIZED, subscribe):
+                    assert (await http.post(endpoint, json=message)).status_code == 202
+                (server_side,) = app.sessions.values()
+                await stalled.answer(2)  # subscribed; from now on it reads nothing
+                async with connected(base_url) as (transport, session):
+                    tracemalloc.start()
+                    try:
+                        before = tracemalloc.get_traced_memory()[0]
+                        with anyio.fail_after(10):  # it took minutes before
+                            result = await session.call_tool("write_note", {"times": times})
+                            assert text_of(result) == f"noted {times}"
+                            await server_side.wait_closed()
+                        held = tracemalloc.get_traced_memory()[0] - before
+                    finally:
+                        tracemalloc.stop()
+                    # What stays: the write in progress when the client was cut off (at most a
+                    # bound's worth and one event, and the HTTP server's framed copy of it on
+                    # hypercorn, which lets no write be cancelled), and the message being sent.
+                    # (Before, the stalled stream held 64 such events waiting, and a write.)
+                    assert held < 4 * limit, held
+                    assert list(app.sessions) == [transport.endpoint.rpartition("=")[2]]
+                    assert text_of(await session.call_tool("write_note", {"times": 3})) == "noted 3"
+                # The stalled client reads again: what was on its way, then the end.
+                await stalled.read_to_end()
+                notes = [
+                    m for m in stalled.messages() if m.get("method") == "notifications/resources/updated"
+                ]
+                assert len(notes) < times
+                assert all(note["params"]["uri"] == BOARD for note in notes)
+            finally:
+                stalled.close()
+            # Its session is gone; a new one works.
+            assert (await http.post(endpoint, json=INITIALIZED)).status_code == 404
+            async with connected(base_url) as (_, session):
+                assert text_of(await session.call_tool("write_note", {"times": 1})) == "noted 1"
+
+
+@pytest.mark.anyio
+async def test_a_reading_client_keeps_up_with_a_burst(asgi_server: ServerName) -> None:
+    """More notifications at once than a stream may hold: a client that reads gets them all and
+    keeps its session (the stream's writer runs before anyone is deemed stalled)."""
+    app = LegacySSEApp(noting_server(), queue_size=16, keep_alive=None)
+    times = 300
+    got = 0
+    all_in = anyio.Event()
+    listener = Client("listener", "1")
+
+    @listener.on_notification(methods.TOOLS_LIST_CHANGED)
+    async def changed(params: types.NotificationParams, ctx: RequestContext) -> None:
+        nonlocal got
+        got += 1
+        if got == times:
+            all_in.set()
+
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            serve_asgi(app, asgi_server) as base_url,
+            connected(base_url, listener) as (_, listening),
+            connected(base_url) as (_, writing),
+        ):
+            assert text_of(await writing.call_tool("burst", {"times": times})) == f"burst {times}"
+            await all_in.wait()
+            await listening.ping()
+            assert len(app.sessions) == 2
 
 
 @pytest.mark.anyio

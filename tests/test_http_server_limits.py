@@ -504,6 +504,70 @@ async def test_a_slow_request_head_is_cut_off(anyio_backend: str, asgi_server: S
                 connection.close()
 
 
+async def test_without_the_uvicorn_internals_it_uses_the_head_timer_is_left_out(
+    anyio_backend: str,
+    asgi_server: ServerName,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """uvicorn's request-head timer uses internals of uvicorn's protocol (``cycle``, ``loop``,
+    ``transport``). Under a uvicorn whose protocol has none of them (here: one that hands
+    everything to uvicorn's own and shows nothing of it), the server serves as plain uvicorn:
+    requests on several connections are answered, a slow head is left alone, and it says so
+    once."""
+    if asgi_server != "uvicorn":
+        pytest.skip("the request-head timer is uvicorn's (hypercorn has one of its own)")
+    import uvicorn.protocols.http.auto as auto
+
+    uvicorns = auto.AutoHTTPProtocol
+
+    class Opaque(asyncio.Protocol):
+        def __init__(self, **options: Any) -> None:
+            self._inner = uvicorns(**options)
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self._inner.connection_made(transport)
+
+        def data_received(self, data: bytes) -> None:
+            self._inner.data_received(data)
+
+        def eof_received(self) -> bool | None:
+            return self._inner.eof_received()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._inner.connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            self._inner.pause_writing()
+
+        def resume_writing(self) -> None:
+            self._inner.resume_writing()
+
+    monkeypatch.setattr(auto, "AutoHTTPProtocol", Opaque)
+    caplog.set_level(logging.WARNING, logger="mcpbind.http")
+    async with embedded(make_server(), header_timeout=0.2) as url:
+        slow = await RawConnection.open(url)
+        try:
+            await slow.send(b"POST /mcp HTTP/1.1\r\n")  # and the rest of its head much later
+            for n in range(3):
+                async with httpx.AsyncClient(timeout=5) as client:  # a connection each
+                    session_id = await open_session(client, url)
+                    _, got = await post(client, url, call(n, "echo", {"text": f"fine {n}"}), session_id)
+                    assert got[-1]["result"]["content"][0]["text"] == f"fine {n}"
+            await anyio.sleep(0.5)  # (the timer would have closed it by now)
+            ping = json.dumps(request(9, "ping")).encode()
+            await slow.send(post_head(url, session_id, len(ping)).partition(b"\r\n")[2] + ping)
+            status, _ = await slow.read_response(timeout=5)
+            assert status == 200  # answered: the connection was left open
+        finally:
+            slow.close()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mcpbind.http"]
+    assert warnings == [
+        "this uvicorn's HTTP protocol lacks what mcpbind's request-head timer uses "
+        "(cycle, loop, transport): header_timeout is not applied"
+    ]
+
+
 async def test_a_slow_request_body_gets_408(anyio_backend: str, asgi_server: ServerName) -> None:
     """A POST whose body does not all arrive within ``body_timeout`` is answered 408 and its
     connection closed; the server keeps answering."""

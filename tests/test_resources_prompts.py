@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import enum
+import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
@@ -15,6 +17,7 @@ import pytest
 
 from mcpbind.client import Client, ClientSession
 from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
+from mcpbind.memory import memory_pair
 from mcpbind.methods import NotificationSpec
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
@@ -171,6 +174,84 @@ async def test_subscriptions_reach_only_subscribers() -> None:
         await server.resource_updated("users://7/profile")
         assert await next_seen(updates) == "users://7/profile"
     assert server._subscriptions == {}  # closed sessions leave no subscriptions behind
+
+
+# A long URI, so that each notification about it is big.
+BOARD = "note://board?" + "n" * 10_000
+
+
+async def test_a_session_that_does_not_read_holds_back_no_broadcast(caplog: pytest.LogCaptureFixture) -> None:
+    """Several clients over in-memory transports; one subscribes and stops reading. Another
+    one's tool tells every subscriber about a change, again and again: it finishes at once
+    (before, it waited for the stalled client for good), no more than ``max_queued_bytes``
+    wait for the stalled client (the oldest are dropped, with one warning), and once it reads
+    again it gets what was kept, in order, and its session goes on, as the other one's."""
+    limit = 64 << 10
+    noting = Server("notes", "1", max_queued_bytes=limit)
+    noting.max_uri_length = 2 * len(BOARD)
+
+    @noting.resource("note://board")
+    def board() -> str:
+        return "notes"
+
+    @noting.tool()
+    async def write_note(times: int) -> str:
+        for n in range(times):
+            await noting.resource_updated(f"{BOARD}&{n}")
+        await noting.tools_changed()  # the last one, to every session
+        return f"noted {times}"
+
+    times = 300  # 3 MB
+    server_end, stalled = memory_pair(max_buffered=4)
+
+    async def ask(ident: int, method: str, params: dict[str, Any]) -> None:
+        await stalled.send(
+            json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}).encode()
+        )
+
+    async def answer(ident: int) -> list[Any]:
+        """The messages up to the answer to request ``ident``, which comes last."""
+        got: list[Any] = []
+        with anyio.fail_after(5):
+            while not got or got[-1].get("id") != ident:
+                got.append(json.loads(await stalled.receive()))
+        return got
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(noting.run, server_end)
+        client_info = {"name": "raw", "version": "1"}
+        await ask(
+            0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info}
+        )
+        await answer(0)
+        await stalled.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        for n in range(times):
+            await ask(n + 1, "resources/subscribe", {"uri": f"{BOARD}&{n}"})
+            await answer(n + 1)
+        # From now on it reads nothing.
+        async with connected(noting) as writer:
+            with caplog.at_level(logging.WARNING, "mcpbind"), anyio.fail_after(5):  # for good before
+                assert (await writer.call_tool("write_note", {"times": times})).content[
+                    0
+                ].text == f"noted {times}"  # type: ignore[union-attr]
+            assert caplog.text.count("the peer is not reading") == 1
+            # It reads again: the oldest went, and the newest (up to the last one) came in order.
+            await ask(-1, "ping", {})
+            got = await answer(-1)
+            with anyio.fail_after(5):
+                while all(m.get("method") != "notifications/tools/list_changed" for m in got):
+                    got.append(json.loads(await stalled.receive()))  # (if sent after the ping's answer)
+            notes = [
+                int(m["params"]["uri"].rpartition("&")[2])
+                for m in got
+                if m.get("method") == "notifications/resources/updated"
+            ]
+            assert notes == sorted(notes) and notes[-1] == times - 1
+            assert 0 < len(notes) * len(BOARD) < limit + 6 * len(BOARD)  # what waited, and 5 on their way
+            await ask(-2, "ping", {})
+            assert (await answer(-2))[-1]["result"] == {}
+            assert (await writer.call_tool("write_note", {"times": 1})).content[0].text == "noted 1"  # type: ignore[union-attr]
+        await stalled.aclose()
 
 
 def build() -> Server:

@@ -400,6 +400,45 @@ async def test_a_message_with_method_and_result_is_invalid(server_backend: str) 
 
 
 # --------------------------------------------------------------------------------------------
+# A client that does not read
+# --------------------------------------------------------------------------------------------
+
+
+async def test_a_client_that_does_not_read_holds_back_no_broadcast(
+    server_backend: str, tmp_path: Path
+) -> None:
+    """The client subscribes, asks the server to tell it of a change 300 times (2.4 MB) and
+    reads nothing meanwhile: the handler goes through them all at once (before, it waited for
+    the client to read, for good), the server keeping no more than its bound for the client
+    (the oldest are dropped); once the client reads it gets the first ones, the newest ones
+    in order, and the answer (which may come before the last ones), and the session goes on."""
+    marker = tmp_path / "marks"
+    uri = "note://board?" + "n" * 8000
+    times = 300
+    async with raw_server(SESSION_SERVER, "--backend", server_backend, "--marker", str(marker)) as raw:
+        await raw.initialize()
+        for ident, watched in enumerate((uri, "note://done"), 1):
+            subscribe = request(ident, "resources/subscribe", {"uri": watched})
+            assert await raw.exchange(subscribe, answers=1) == [{"jsonrpc": "2.0", "id": ident, "result": {}}]
+        await raw.send(call(3, "note", uri=uri, times=times))
+        await wait_for_mark(marker, "noted 3")  # with nothing read
+        got: list[dict[str, Any]] = []
+        while not (
+            any(m.get("id") == 3 for m in got)
+            and any(m.get("params", {}).get("uri") == "note://done" for m in got)
+        ):
+            got.append(await raw.receive())
+        answers = [m for m in got if "id" in m]
+        notes = [m["params"]["uri"] for m in got if m.get("method") == "notifications/resources/updated"]
+        assert answers == [
+            {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": f"noted {times}"}]}}
+        ]
+        assert len(notes) == len(got) - 1 and notes[-1] == "note://done"
+        assert 0 < len(notes) - 1 < times and set(notes[:-1]) == {uri}  # the pipe's worth and 1 MiB
+        assert await raw.exchange() == []
+
+
+# --------------------------------------------------------------------------------------------
 # Cancellation races over stdio
 # --------------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from mcpbind.connection import FULL_DELIVERY, SUPPORTED_VERSIONS, Connection, Delivery
 from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
@@ -81,6 +82,14 @@ class Server(HandlerRegistry):
     it sent before still run and are answered for up to this many seconds; then those still
     running are cancelled and answered with a ``CONNECTION_CLOSED`` error, and :meth:`run`
     returns (see :class:`~mcpbind.session.Session`).
+
+    Messages to every session (list changes, :meth:`resource_updated`) never wait for any
+    client: each session's transport takes its copy at once if it can, or it waits in a queue
+    of that session, sent by a task of its own. ``max_queued_bytes`` (1 MiB) of them may wait
+    per session; past that the oldest are dropped, with a warning (see
+    :meth:`Session.send_soon <mcpbind.session.Session.send_soon>`). The HTTP servers'
+    transports take them in line: they wait for no client either, and have bounds of their
+    own for a client that does not read (it is cut off or disconnected).
     """
 
     def __init__(
@@ -103,6 +112,7 @@ class Server(HandlerRegistry):
         page_size: int = 100,
         max_uri_length: int = 8192,
         shutdown_grace_period: float = 5.0,
+        max_queued_bytes: int = 1 << 20,
     ) -> None:
         super().__init__("server")
         self.page_size = page_size
@@ -132,6 +142,7 @@ class Server(HandlerRegistry):
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
         self.shutdown_grace_period = shutdown_grace_period
+        self.max_queued_bytes = max_queued_bytes
 
     # -- tools from functions ---------------------------------------------------------------
 
@@ -332,12 +343,16 @@ class Server(HandlerRegistry):
         return types.Result()
 
     async def resource_updated(self, uri: str) -> None:
-        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``."""
+        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``,
+        waiting for none of them (see the class's docstring)."""
+        params = types.ResourceUpdatedNotificationParams(uri=uri)
+        sent = True
         for session, uris in list(self._subscriptions.items()):
             if uri in uris and not session.closed:
-                await session.notify(
-                    methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
-                )
+                data = session.connection.notification(methods.RESOURCES_UPDATED, params)
+                sent &= await session.deliver(data)
+        if not sent:
+            await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
 
     async def _list_prompts(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
@@ -394,7 +409,9 @@ class Server(HandlerRegistry):
         return types.Result()
 
     async def tools_changed(self) -> None:
-        """Tell every connected client that the tool list changed (after adding or removing one)."""
+        """Tell every connected client that the tool list changed (for changes made otherwise
+        than by adding or removing a tool, which tells them by itself), waiting for none of
+        them (see the class's docstring). ``prompts_changed`` and ``resources_changed`` too."""
         await self._broadcast(methods.TOOLS_LIST_CHANGED)
 
     async def prompts_changed(self) -> None:
@@ -437,14 +454,19 @@ class Server(HandlerRegistry):
         self._changed_soon(methods.RESOURCES_LIST_CHANGED)
 
     def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
+        params = types.NotificationParams()
         for session in list(self._sessions):
             if not session.closed and session.is_ready:
-                session.send_soon(session.connection.notification(spec, types.NotificationParams()))
+                session.send_soon(session.connection.notification(spec, params))
 
     async def _broadcast(self, spec: NotificationSpec[Any]) -> None:
+        params = types.NotificationParams()
+        sent = True
         for session in list(self._sessions):
             if not session.closed:
-                await session.notify(spec, types.NotificationParams())
+                sent &= await session.deliver(session.connection.notification(spec, params))
+        if not sent:
+            await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
 
     # -- registration ---------------------------------------------------------------------
 
@@ -609,6 +631,7 @@ class Server(HandlerRegistry):
             max_pending_requests=self.max_pending_requests,
             expose_internal_errors=self.expose_internal_errors,
             shutdown_grace_period=self.shutdown_grace_period,
+            max_queued_bytes=self.max_queued_bytes,
         )
 
     def inline_session(

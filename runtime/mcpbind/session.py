@@ -401,7 +401,8 @@ class Session:
     ``request_timeout`` is the default for requests this side sends (``None``: wait forever);
     ``max_concurrent_requests`` handlers run at once and up to ``max_pending_requests``
     received requests may wait or run; past that a request is answered with an error at once.
-    The handler mappings are used as given, not copied.
+    ``max_queued_bytes`` of messages given to :meth:`send_soon` may wait for a transport that
+    cannot take them at once (see there). The handler mappings are used as given, not copied.
 
     A session runs in one of two ways:
 
@@ -443,6 +444,9 @@ class Session:
         "_inline",
         "_input_done",
         "_notifications",
+        "_outbox",
+        "_outbox_dropped",
+        "_outbox_size",
         "_peer_gone",
         "_progress",
         "_ready",
@@ -459,6 +463,7 @@ class Session:
         "log_level",
         "max_concurrent_requests",
         "max_pending_requests",
+        "max_queued_bytes",
         "notification_handlers",
         "request_handlers",
         "request_timeout",
@@ -478,6 +483,7 @@ class Session:
         max_pending_requests: int = 1024,
         expose_internal_errors: bool = False,
         shutdown_grace_period: float = 5.0,
+        max_queued_bytes: int = 1 << 20,
     ) -> None:
         self.transport = transport
         self.connection = connection
@@ -493,6 +499,11 @@ class Session:
         self.max_pending_requests = max_pending_requests
         self.expose_internal_errors = expose_internal_errors
         self.shutdown_grace_period = shutdown_grace_period
+        self.max_queued_bytes = max_queued_bytes
+        # Messages of send_soon waiting for the task that sends them (None: no such task).
+        self._outbox: deque[bytes] | None = None
+        self._outbox_size = 0
+        self._outbox_dropped = 0
         # With tasks of its own, the session runs a pool of worker tasks (leader and followers):
         # the one that reads (the leader) also runs the handler of each request it reads, in
         # line, and goes on reading when it returns without having waited for anything. A
@@ -893,20 +904,72 @@ class Session:
             return None, self.connection.respond_error(event.id, error)
         return handler, None
 
-    def send_soon(self, data: bytes) -> None:
-        """Queue encoded bytes for sending from synchronous code running in the event loop."""
-        if self._inline:
-            if self._spawn is not None and not self._closed:
-                self._spawn(self._send, data)
+    def send_soon(self, data: bytes) -> bool:
+        """Send an encoded message related to no request (a notification to every session, a
+        log record) without waiting for anything; for code running in the event loop,
+        synchronous or not. The transport takes it now if it can without waiting (its
+        ``send_nowait``: True is returned); else a task of the session sends it, after the
+        messages given before (answers sent meanwhile may overtake it), and the caller goes
+        on. At most ``max_queued_bytes`` of
+        messages wait so (or a single larger one): past that the oldest waiting are dropped,
+        with a warning, so that a peer that does not read holds back no sender and makes the
+        session buffer no more. Dropped at once when the session has no task to send from
+        (an inline session without ``spawn``, or a session that ended)."""
+        outbox = self._outbox
+        if outbox is None:
+            send_nowait = getattr(self.transport, "send_nowait", None)
+            if send_nowait is not None and send_nowait(data):
+                return True
+            if self._inline:
+                spawn = self._spawn if not self._closed else None
             else:
+                spawn = self._workers.start_soon if self._workers is not None and not self._ended else None
+            if spawn is None:
                 log.debug("no task to send %d bytes from: dropped", len(data))
-            return
-        self._reply_soon(data)
+                return False
+            outbox = self._outbox = deque()
+            spawn(self._send_queued, outbox)
+        outbox.append(data)
+        self._outbox_size += len(data)
+        if self._outbox_size > self.max_queued_bytes and len(outbox) > 1:
+            first = not self._outbox_dropped
+            while self._outbox_size > self.max_queued_bytes and len(outbox) > 1:
+                self._outbox_size -= len(outbox.popleft())
+                self._outbox_dropped += 1
+            if first:  # (the total is logged once they are sent, or the session ends)
+                log.warning(
+                    "the peer is not reading: dropping the oldest messages queued for it "
+                    "(more than max_queued_bytes, %d bytes, are waiting)",
+                    self.max_queued_bytes,
+                )
+        return False
 
-    def _reply_soon(self, data: bytes | None, answers: RequestId | None = None) -> None:
-        if data is not None:
-            assert self._workers is not None
-            self._workers.start_soon(self._send, data, answers, answers is not None)
+    async def deliver(self, data: bytes) -> bool:
+        """Send an encoded message related to no request (what a server tells every session)
+        without waiting for the peer: in line if the transport never waits for its peer for
+        such a message (``unrelated_send_waits_for_peer = False``, see
+        :class:`~mcpbind.transport.Transport`) and nothing queued is ahead of it, else as
+        :meth:`send_soon`. False if it was queued (then the caller lets the session's task
+        run before it sends more)."""
+        if self._outbox is None and not getattr(self.transport, "unrelated_send_waits_for_peer", True):
+            await self._send(data)
+            return True
+        return self.send_soon(data)
+
+    async def _send_queued(self, outbox: deque[bytes]) -> None:
+        """Send what :meth:`send_soon` queued, in order, until none is left."""
+        try:
+            while outbox and not (self._closed if self._inline else self._ended):
+                data = outbox.popleft()
+                self._outbox_size -= len(data)
+                await self._send(data)
+        finally:
+            if self._outbox is outbox:
+                self._outbox = None
+                self._outbox_size = 0
+                if self._outbox_dropped:
+                    log.info("%d messages queued for the peer were dropped in all", self._outbox_dropped)
+                    self._outbox_dropped = 0
 
     async def _run_handler(
         self,

@@ -42,6 +42,15 @@ class Transport(Protocol):
     without waiting for anything, or send nothing and return ``False`` (stdio and memory do;
     a session then needs no timer around the send of a request).
 
+    A transport whose ``send`` of a message related to no request (``related`` unset) never
+    waits for its peer says so with ``unrelated_send_waits_for_peer = False``: it waits at
+    most for its own machinery, and gives up on a peer that does not read (the HTTP servers'
+    transports, which end or cut off such a client). A server telling every session something
+    (:meth:`Server.resource_updated <mcpbind.server.Server.resource_updated>`, list changes)
+    awaits those sends in line; for any other transport the message goes through the
+    session's queue (:meth:`Session.send_soon <mcpbind.session.Session.send_soon>`), so that
+    no peer holds back the others.
+
     ``receive`` raises ``anyio.EndOfStream`` once the peer has closed its side but may still
     read (the end of stdin: a session still answers what it received), and
     ``anyio.BrokenResourceError`` once the peer is gone altogether (a session then stops its

@@ -13,6 +13,10 @@ Tools:
   ``started <id>``, then ``cancelled <id>`` or ``finished <id>`` (``<id>`` is the JSON-RPC
   request id) to PATH, one line each.
 * ``crash``: the process exits at once with status 1 (``os._exit``), mid-request.
+* ``note`` {uri, times}: tells the client ``times`` times that ``uri`` changed, then once that
+  ``note://done`` did (if it subscribed: the resource ``note://board`` makes the server offer
+  subscriptions, to URIs of up to 100,000 characters); with ``--marker PATH`` it appends
+  ``noted <id>`` to PATH then.
 
 It exits when stdin ends.
 """
@@ -35,6 +39,11 @@ methods = types.methods
 
 def build(marker: Path | None, max_pending: int, grace: float = 5.0) -> Server:
     server = Server("session-peer", "0.0.1", max_pending_requests=max_pending, shutdown_grace_period=grace)
+    server.max_uri_length = 100_000
+
+    @server.resource("note://board")
+    def board() -> str:
+        return "notes"
 
     def mark(event: str, ident: object) -> None:
         if marker is not None:
@@ -45,7 +54,7 @@ def build(marker: Path | None, max_pending: int, grace: float = 5.0) -> Server:
     async def list_tools(params: types.PaginatedRequestParams, ctx: RequestContext) -> types.ListToolsResult:
         schema = {"type": "object"}
         return types.ListToolsResult(
-            tools=[types.Tool(name=name, input_schema=schema) for name in ("echo", "slow", "crash")]
+            tools=[types.Tool(name=name, input_schema=schema) for name in ("echo", "slow", "crash", "note")]
         )
 
     @server.on(methods.TOOLS_CALL)
@@ -69,6 +78,17 @@ def build(marker: Path | None, max_pending: int, grace: float = 5.0) -> Server:
             return types.CallToolResult(content=[types.TextContent(text="slept")])
         if params.name == "crash":
             os._exit(1)
+        if params.name == "note":
+            uri, times = arguments.get("uri"), arguments.get("times")
+            if not isinstance(uri, str) or not isinstance(times, int):
+                raise McpError(
+                    INVALID_PARAMS, "Arguments 'uri' (a string) and 'times' (an integer) are needed"
+                )
+            for _ in range(times):
+                await server.resource_updated(uri)
+            await server.resource_updated("note://done")
+            mark("noted", ctx.request_id)
+            return types.CallToolResult(content=[types.TextContent(text=f"noted {times}")])
         raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
 
     return server

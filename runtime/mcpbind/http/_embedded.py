@@ -10,7 +10,9 @@ What each server bounds, and how:
   it), so its HTTP protocol class is extended here with one: a connection whose request head
   is not complete ``header_timeout`` seconds after it opened or after the first byte of a later
   request's head is closed. It uses uvicorn's protocol internals (``cycle``, ``loop``,
-  ``transport``); where they are missing it leaves the connection alone and says so once.
+  ``transport``: :data:`_UVICORN_INTERNALS`); on a connection whose protocol lacks them, it
+  touches nothing of uvicorn's and leaves the connection to plain uvicorn (no head timer),
+  and says so once per server.
 * The body: the application's own ``body_timeout`` (408; see ``StreamableHTTPApp``), since
   neither server has a body timer that would not also end long-lived SSE responses
   (hypercorn's ``read_timeout`` counts any read, and an SSE client sends nothing).
@@ -51,6 +53,8 @@ _OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS,
 # After such a failure, accept() reports nothing to accept for this long (asyncio retries in 1 s).
 _ACCEPT_PAUSE: Final = 0.5
 _TRIO_ACCEPT_LOGGER: Final = "trio.serve_listeners"
+# What the request-head timer uses of uvicorn's HTTP protocol instances (see _uvicorn_protocol).
+_UVICORN_INTERNALS: Final = ("cycle", "loop", "transport")
 
 
 class LogRateLimiter:
@@ -186,17 +190,26 @@ def _uvicorn_protocol(header_timeout: float) -> type[asyncio.Protocol]:
 
     class HeadTimedProtocol(base):  # type: ignore[misc]
         _head_timer: asyncio.TimerHandle | None = None
+        _timed = False  # (only where uvicorn's internals are there)
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)
-            if not all(hasattr(self, name) for name in ("cycle", "loop", "transport")):
+            if not all(hasattr(self, name) for name in _UVICORN_INTERNALS):
                 if not warned:
                     warned.append(True)
-                    log.warning("this uvicorn has no request-head timer that mcpbind can add")
+                    log.warning(
+                        "this uvicorn's HTTP protocol lacks what mcpbind's request-head timer "
+                        "uses (%s): header_timeout is not applied",
+                        ", ".join(_UVICORN_INTERNALS),
+                    )
                 return
+            self._timed = True
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            if not self._timed:
+                super().data_received(data)
+                return
             cycle = self.cycle
             super().data_received(data)
             if self.cycle is not cycle:  # a request head came in whole: the app has it

@@ -26,9 +26,18 @@ Limits, all keyword arguments of :class:`LegacySSEApp`:
   ``Content-Length`` and again while the body arrives).
 * ``queue_size`` messages may wait in each direction of a session. A POST that finds the
   incoming queue full waits up to ``post_wait`` seconds for room, then gets ``503`` with
-  ``Retry-After`` and the message is dropped (the client may send it again). A session whose
-  SSE reader falls so far behind that the outgoing queue stays full for ``send_timeout``
-  seconds is ended: a client that does not read cannot make the server buffer without bound.
+  ``Retry-After`` and the message is dropped (the client may send it again).
+* A slow SSE reader: at most ``queue_size`` messages and ``max_buffered_bytes`` bytes of
+  events (or a single larger event) wait for its stream. Past that, a message from the
+  handler of one of this client's requests (its answer, progress, log messages) waits for
+  room, holding back that handler only, for up to ``send_timeout`` seconds. A message any
+  handler may be sending, of any session (a list change, a resource update), waits for no
+  client: if the queue is still full once the stream's writer had a chance to run (a burst
+  fills it before the writer gets the CPU), the writer is waiting for its client, and the
+  client is disconnected. Either way, a client past the bound loses its connection and its
+  session ends (running handlers are cancelled, what was queued for it is dropped): this
+  transport has no resumption, and a client that does not read can neither make the server
+  buffer without bound nor hold back other sessions. It may connect again, as a new session.
 * ``keep_alive`` seconds of silence on a stream before a ``: ping`` comment is sent
   (``None``: never).
 
@@ -64,6 +73,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from mcpbind.http._asgi import Message as Message  # the ASGI event type, importable from here as before
 from mcpbind.http._asgi import Receive, Scope, Send, lifespan, matches
+from mcpbind.http.sse import MESSAGE, PING, SseQueue
 from mcpbind.server import Server
 from mcpbind.wire import Codec, RequestId
 
@@ -98,7 +108,6 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 _JSON = [(b"content-type", b"application/json")]
-_PING = b": ping\n\n"
 # At most this many queued messages are joined into one write of the SSE stream.
 _BATCH = 64
 
@@ -112,15 +121,19 @@ def _sse_event(event: bytes, data: bytes) -> bytes:
 
 
 class _SessionTransport:
-    """The transport a session runs over: POSTs feed ``receive``, ``send`` feeds the SSE stream."""
+    """The transport a session runs over: POSTs feed ``receive``, ``send`` feeds the SSE stream
+    (framed events in ``outgoing``, bounded in messages and bytes; see the module's docstring
+    for a reader past the bound)."""
 
-    def __init__(self, queue_size: int, send_timeout: float) -> None:
+    # A message for no request never waits for the client (see send): a server telling every
+    # session something sends it in line (see mcpbind.transport.Transport).
+    unrelated_send_waits_for_peer = False
+
+    def __init__(self, queue_size: int, send_timeout: float, max_buffered_bytes: int = 1 << 20) -> None:
         self.incoming: MemoryObjectSendStream[bytes]
         self._incoming: MemoryObjectReceiveStream[bytes]
-        self._outgoing: MemoryObjectSendStream[bytes]
-        self.outgoing: MemoryObjectReceiveStream[bytes]
         self.incoming, self._incoming = anyio.create_memory_object_stream[bytes](queue_size)
-        self._outgoing, self.outgoing = anyio.create_memory_object_stream[bytes](queue_size)
+        self.outgoing = SseQueue(queue_size, max_buffered_bytes)
         self.send_timeout = send_timeout
         # Around the writing of the SSE stream; cancelled when its reader stalls.
         self.stream_scope = anyio.CancelScope()
@@ -134,32 +147,64 @@ class _SessionTransport:
             # finish for a client that cannot read their answers.
             raise anyio.BrokenResourceError from None
 
+    def send_nowait(self, message: bytes) -> bool:
+        """Queue the message for the stream if there is room now; ``False`` (nothing queued)
+        if the queue is full or the client is gone (``send`` then says which)."""
+        queue = self.outgoing
+        event = _sse_event(b"message", message)
+        if queue.closed or not queue.has_room(len(event)):
+            return False
+        queue.put_nowait(("", event, MESSAGE))
+        return True
+
     async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
-        # Every message goes on the one stream; ``related`` and ``final`` do not matter here.
-        try:
-            self._outgoing.send_nowait(message)
+        # Every message goes on the one stream; ``related`` says who may wait for room.
+        queue = self.outgoing
+        if queue.closed:
+            raise anyio.BrokenResourceError
+        item = ("", _sse_event(b"message", message), MESSAGE)
+        size = len(item[1])
+        if queue.has_room(size):
+            queue.put_nowait(item)
             return
-        except anyio.WouldBlock:
-            pass
-        with anyio.move_on_after(self.send_timeout):
-            await self._outgoing.send(message)
-            return
+        if related is not None:
+            # From the handler of this client's request: only that handler waits for it.
+            with anyio.move_on_after(self.send_timeout):
+                await queue.put(item)
+                if queue.closed:
+                    raise anyio.BrokenResourceError
+                return
+            why = f"its stream was full for {self.send_timeout} s"
+        else:
+            # From any handler, of any session: it waits for the stream's writer, not the client.
+            if await queue.room_soon(size):
+                queue.put_nowait(item)
+                return
+            if queue.closed:
+                raise anyio.BrokenResourceError
+            why = "its stream is full and its client does not read"
         # The stream's writer is stuck in a write the client does not read: give up on it.
-        log.warning("SSE reader too slow (queue full for %s s): ending its session", self.send_timeout)
-        self.disconnect()
-        self.stream_scope.cancel()
+        log.warning("SSE reader too slow (%s, %d bytes waiting): ending its session", why, queue.size)
+        self.cut()
         raise anyio.BrokenResourceError
 
+    def cut(self) -> None:
+        """The client reads too slowly: drop what waits for it, drop its connection (the
+        stream's writer is cancelled mid-write), end its session."""
+        self.disconnect()
+        self.stream_scope.cancel()
+
     def disconnect(self) -> None:
-        """The client is gone: the session's ``receive`` sees the end, its sends fail."""
+        """The client is gone: the session's ``receive`` sees the end, its sends fail, what
+        was queued for the stream is dropped."""
         self.incoming.close()
-        self.outgoing.close()
+        self.outgoing.close(drop=True)
 
     def finish(self) -> None:
         """The session is over: POSTs find it gone; the stream delivers what is queued, then ends."""
         self.incoming.close()
         self._incoming.close()
-        self._outgoing.close()
+        self.outgoing.close()
 
     async def aclose(self) -> None:
         self.finish()
@@ -203,6 +248,7 @@ class LegacySSEApp:
         max_sessions: int = 1000,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         queue_size: int = 64,
+        max_buffered_bytes: int = 1 << 20,
         post_wait: float = 5.0,
         send_timeout: float = 30.0,
         keep_alive: float | None = 15.0,
@@ -214,14 +260,17 @@ class LegacySSEApp:
                 raise ValueError(f"{name} must be a path starting with '/', without query: {path!r}")
         if sse_path == message_path:
             raise ValueError("sse_path and message_path must differ")
-        if max_sessions < 1 or max_body_size < 1 or queue_size < 1:
-            raise ValueError("max_sessions, max_body_size and queue_size must be positive")
+        if max_sessions < 1 or max_body_size < 1 or queue_size < 1 or max_buffered_bytes < 1:
+            raise ValueError(
+                "max_sessions, max_body_size, queue_size and max_buffered_bytes must be positive"
+            )
         self.server = server
         self.sse_path = sse_path
         self.message_path = message_path
         self.max_sessions = max_sessions
         self.max_body_size = max_body_size
         self.queue_size = queue_size
+        self.max_buffered_bytes = max_buffered_bytes
         self.post_wait = post_wait
         self.send_timeout = send_timeout
         self.keep_alive = keep_alive
@@ -348,7 +397,9 @@ class LegacySSEApp:
             )
             return
         session_id = secrets.token_urlsafe(24)
-        session = LegacySession(session_id, _SessionTransport(self.queue_size, self.send_timeout))
+        session = LegacySession(
+            session_id, _SessionTransport(self.queue_size, self.send_timeout, self.max_buffered_bytes)
+        )
         self._sessions[session_id] = session
         task_group.start_soon(self._run_session, session, name=f"mcpbind legacy SSE session {session_id}")
         endpoint = quote(root.rstrip("/") + self.message_path) + "?session_id=" + session_id
@@ -376,33 +427,39 @@ class LegacySSEApp:
                 del self._sessions[session_id]
             session.end()
 
-    async def _pump(self, outgoing: MemoryObjectReceiveStream[bytes], send: Send) -> None:
-        """Write what the session sends, several queued messages per write, until it ends."""
+    async def _pump(self, outgoing: SseQueue, send: Send) -> None:
+        """Write what the session sends, several queued events per write (no more than the
+        queue holds), until it ends."""
         keep_alive = self.keep_alive
         while True:
-            message: bytes | None = None
+            event: bytes | None = None
             try:
                 if keep_alive is None:
-                    message = await outgoing.receive()
+                    event = (await outgoing.receive())[1]
                 else:
                     with anyio.move_on_after(keep_alive):
-                        message = await outgoing.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                        event = (await outgoing.receive())[1]
+            except anyio.EndOfStream:
                 return
-            if message is None:
-                await send({"type": "http.response.body", "body": _PING, "more_body": True})
+            if event is None:
+                await send({"type": "http.response.body", "body": PING, "more_body": True})
                 continue
-            chunks = [_sse_event(b"message", message)]
+            chunks = [event]
             ended = False
             while len(chunks) < _BATCH:
                 try:
-                    chunks.append(_sse_event(b"message", outgoing.receive_nowait()))
+                    chunks.append(outgoing.receive_nowait()[1])
                 except anyio.WouldBlock:
                     break
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                except anyio.EndOfStream:
                     ended = True
                     break
-            await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
+            # (Only the joined copy stays alive during a write that may wait for the client.)
+            body = event if len(chunks) == 1 else b"".join(chunks)
+            event = None
+            chunks.clear()
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+            del body
             if ended:
                 return
 

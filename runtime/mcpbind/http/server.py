@@ -112,6 +112,7 @@ from mcpbind.http.events import EventStore, MemoryEventStore
 from mcpbind.http.sse import (
     CLOSE,
     FINAL,
+    IDLE_TURNS,
     MESSAGE,
     PING,
     SseItem,
@@ -155,9 +156,6 @@ SESSION_NOT_FOUND: Final = -32001
 # How many completed POST streams of a session stay replayable (see HttpSessionTransport.finished).
 KEEP_COMPLETED: Final = 4
 SERVER_BUSY: Final = -32000
-# Turns of the event loop a GET stream's writer may take without writing anything before its
-# connection, full, is deemed stalled (see HttpSessionTransport._room_soon).
-IDLE_TURNS: Final = 16
 
 
 class _Envelope(msgspec.Struct):
@@ -274,6 +272,10 @@ class HttpSessionTransport:
         "retry_ms",
         "session_id",
     )
+
+    # A message for no request never waits for a client (see _unrelated): a server telling
+    # every session something sends it in line (see mcpbind.transport.Transport).
+    unrelated_send_waits_for_peer = False
 
     def __init__(
         self,

@@ -10,7 +10,9 @@ the event store, until a ``GET`` with ``Last-Event-ID`` attaches a new connectio
 When the queue is full, a sender either waits for room (:meth:`SseStream.put`: the handler of
 a POST's own request, held back by its own client) or gives up on the connection
 (:meth:`SseStream.offer` then :meth:`SseStream.cut`: what a GET stream gets, since any
-session's handler may be sending to it, and none may wait for one client).
+session's handler may be sending to it, and none may wait for one client). The legacy
+HTTP+SSE transport (:mod:`mcpbind.http.legacy`) writes each session's one stream from an
+:class:`SseQueue` too, and gives up on its client the same way.
 
 A POST's own connection first collects its events in a plain list (``collect``), since most
 handlers answer before they wait for anything and the whole answer is then written at once;
@@ -23,10 +25,20 @@ from collections import deque
 from typing import Final
 
 import anyio
+import anyio.lowlevel
 
 from mcpbind.wire import RequestId
 
-__all__ = ["PING", "SseItem", "SseQueue", "SseStream", "encode_event", "encode_priming", "encode_retry"]
+__all__ = [
+    "IDLE_TURNS",
+    "PING",
+    "SseItem",
+    "SseQueue",
+    "SseStream",
+    "encode_event",
+    "encode_priming",
+    "encode_retry",
+]
 
 # A comment line: keeps idle connections (and proxies) from timing out; clients ignore it.
 PING: Final = b": ping\n\n"
@@ -36,6 +48,12 @@ MESSAGE: Final = 0
 FINAL: Final = 1  # the request's response: the stream is complete after it
 CLOSE: Final = 2  # the server closes the connection, the stream goes on (polling)
 SseItem = tuple[str, bytes, int]
+
+# Turns of the event loop a stream's writer may take without taking anything from its full
+# queue before its connection is deemed stalled (see SseQueue.room_soon): a writer that waits
+# for its client takes nothing, one that makes progress takes something every turn on asyncio,
+# every few on trio (where one write takes a few).
+IDLE_TURNS: Final = 16
 
 
 def encode_event(event_id: str, data: bytes) -> bytes:
@@ -107,6 +125,22 @@ class SseQueue:
                 writable = self._writable = anyio.Event()
             await writable.wait()
         self.put_nowait(item)
+
+    async def room_soon(self, size: int) -> bool:
+        """Whether an event of ``size`` bytes fits once the reader had the CPU (a sender of a
+        burst fills the queue before its reader runs). Waits only while the reader takes
+        events without waiting for its client; False once it takes none for ``IDLE_TURNS``
+        turns of the event loop (its client does not read), or the queue is closed."""
+        idle = 0
+        while idle < IDLE_TURNS:
+            taken = self.taken
+            await anyio.lowlevel.checkpoint()
+            if self.closed:
+                return False
+            if self.has_room(size):
+                return True
+            idle = 0 if self.taken != taken else idle + 1
+        return False
 
     def receive_nowait(self) -> SseItem:
         items = self._items
