@@ -157,13 +157,49 @@ def structs_module(pin: Pin, model: SchemaModel) -> str:
 # -- method table ----------------------------------------------------------------------------
 
 
-def const_name(method: str) -> str:
-    name = method.removeprefix("notifications/")
-    return re.sub(r"[^0-9A-Za-z]+", "_", name).upper()
+# Names a method constant may not take: the table's own members.
+TABLE_NAMES = frozenset({"BATCHING", "NOTIFICATIONS", "PROTOCOL_VERSION", "REQUESTS"})
+NOTIFICATION_PREFIX = "notifications/"
+
+
+def _words(wire: str) -> list[str]:
+    """The words of a wire name: split at every non-alphanumeric and camelCase boundary."""
+    words: list[str] = []
+    for part in re.split(r"[^0-9A-Za-z]+", wire):
+        part = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", part)
+        part = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", "_", part)
+        words += [w for w in part.split("_") if w]
+    return words
+
+
+def const_name(entry: MethodDef) -> str:
+    """The constant of a method in ``methods.py``: the words of its wire name, upper case.
+
+    ``sampling/createMessage`` is ``SAMPLING_CREATE_MESSAGE``. A notification's constant always
+    starts with ``NOTIFICATIONS_`` (every MCP notification is named ``notifications/...``; one
+    that is not gets the prefix all the same), so a request and a notification never share a
+    name: ``initialize`` is ``INITIALIZE``, ``notifications/initialized`` is
+    ``NOTIFICATIONS_INITIALIZED``.
+    """
+    if entry.kind == "notification":
+        words = ["notifications", *_words(entry.method.removeprefix(NOTIFICATION_PREFIX))]
+    else:
+        words = _words(entry.method)
+    return "_".join(words).upper()
 
 
 def handler_name(entry: MethodDef) -> str:
-    return "on_" + const_name(entry.method).lower()
+    """The handler method of the stubs: ``on_`` and the constant in lower case
+    (``on_tools_call``, ``on_sampling_create_message``, ``on_notifications_initialized``)."""
+    return "on_" + const_name(entry).lower()
+
+
+def _const_names(pin: Pin, model: SchemaModel) -> list[str]:
+    consts = [const_name(m) for m in model.methods]
+    clashes = sorted({c for c in consts if consts.count(c) > 1} | (set(consts) & TABLE_NAMES))
+    if clashes:
+        raise ValueError(f"{pin.version}: method constant names clash: {clashes}")
+    return consts
 
 
 def _names_in(expr: str) -> set[str]:
@@ -172,9 +208,7 @@ def _names_in(expr: str) -> set[str]:
 
 def methods_module(pin: Pin, model: SchemaModel) -> str:
     imported = sorted({n for m in model.methods for n in _names_in(m.params + " " + (m.result or ""))})
-    consts = [const_name(m.method) for m in model.methods]
-    if len(set(consts)) != len(consts):
-        raise ValueError(f"{pin.version}: two methods share a constant name")
+    consts = _const_names(pin, model)
     lines = [
         header(pin, "Method table"),
         f'"""Every request and notification method of MCP {pin.version}, with direction and types."""',
@@ -210,7 +244,7 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
         lines += [
             f"# {m.definition}: {m.direction.replace('_', ' ').lower()}"
             + (" (sent inside InputRequiredResult)" if m.embedded else ""),
-            f"{const_name(m.method)}: Final[RequestSpec[{m.params}, {m.result}]] = RequestSpec(",
+            f"{const_name(m)}: Final[RequestSpec[{m.params}, {m.result}]] = RequestSpec(",
             f"    {m.method!r},",
             f"    Direction.{m.direction},",
             f"    {m.params},",
@@ -221,7 +255,7 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
     for m in notes:
         lines += [
             f"# {m.definition}: {m.direction.replace('_', ' ').lower()}",
-            f"{const_name(m.method)}: Final[NotificationSpec[{m.params}]] = NotificationSpec(",
+            f"{const_name(m)}: Final[NotificationSpec[{m.params}]] = NotificationSpec(",
             f"    {m.method!r},",
             f"    Direction.{m.direction},",
             f"    {m.params},",
@@ -231,14 +265,12 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
     lines += ["", "# Every request method, by wire name."]
     lines.append("REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(")
     lines.append("    {")
-    lines += [
-        f"        {m.method!r}: {const_name(m.method)}," for m in sorted(requests, key=lambda m: m.method)
-    ]
+    lines += [f"        {m.method!r}: {const_name(m)}," for m in sorted(requests, key=lambda m: m.method)]
     lines += ["    }", ")"]
     lines += ["", "# Every notification method, by wire name."]
     lines.append("NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(")
     lines.append("    {")
-    lines += [f"        {m.method!r}: {const_name(m.method)}," for m in sorted(notes, key=lambda m: m.method)]
+    lines += [f"        {m.method!r}: {const_name(m)}," for m in sorted(notes, key=lambda m: m.method)]
     lines += ["    }", ")"]
     return "\n".join(lines) + "\n"
 
@@ -247,7 +279,7 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
 
 
 def _handles(m: MethodDef) -> str:
-    return "Handles" + pascal(const_name(m.method).lower())
+    return "Handles" + pascal(const_name(m).lower())
 
 
 def stubs_module(pin: Pin, model: SchemaModel) -> str:
@@ -263,18 +295,24 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
         "sends), ``ClientHandlers`` what a client may handle. Each handler is also its own",
         "protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the",
         "signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.",
+        "``HANDLER_METHODS`` maps each handler's name to the wire method it answers.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "from typing import Any, Protocol, TypeVar",
+        "from collections.abc import Mapping",
+        "from types import MappingProxyType",
+        "from typing import Any, Final, Protocol, TypeVar",
         "",
         "from .structs import (",
         *[f"    {n}," for n in imported],
         ")",
         "",
         "__all__ = [",
-        *[f"    {n!r}," for n in sorted([*mixins, "ClientHandlers", "CtxT", "ServerHandlers"])],
+        *[
+            f"    {n!r},"
+            for n in sorted([*mixins, "ClientHandlers", "CtxT", "HANDLER_METHODS", "ServerHandlers"])
+        ],
         "]",
         "",
         "CtxT = TypeVar('CtxT', contravariant=True)",
@@ -304,6 +342,11 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
             f'    """Every handler a {side} may implement."""',
             "",
         ]
+    lines += ["", "# The wire method each handler answers, by handler name."]
+    lines.append("HANDLER_METHODS: Final[Mapping[str, str]] = MappingProxyType(")
+    lines.append("    {")
+    lines += [f"        {handler_name(m)!r}: {m.method!r}," for m in sorted(model.methods, key=handler_name)]
+    lines += ["    }", ")"]
     return "\n".join(lines) + "\n"
 
 

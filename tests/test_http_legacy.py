@@ -96,7 +96,7 @@ def make_server(probe: Probe, max_pending_requests: int = 64) -> Server:
             await ctx.log("info", "x" * size)
         return "flooded"
 
-    @server.on_notification(methods.ROOTS_LIST_CHANGED)
+    @server.on_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
     async def roots_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         probe.notified += 1
         await probe.release.wait()

@@ -159,10 +159,10 @@ class ClientSession:
         return await self.request(methods.COMPLETION_COMPLETE, params)
 
     async def set_logging_level(self, level: str) -> None:
-        await self.request(methods.LOGGING_SETLEVEL, types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
+        await self.request(methods.LOGGING_SET_LEVEL, types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
 
     async def send_roots_list_changed(self) -> None:
-        await self.notify(methods.ROOTS_LIST_CHANGED, types.NotificationParams())
+        await self.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())
 
 
 class Client(HandlerRegistry):
@@ -219,7 +219,7 @@ class Client(HandlerRegistry):
         if not modes or not modes <= {"form", "url"}:
             raise ValueError(f"elicitation_modes: one or both of 'form' and 'url', not {sorted(modes)}")
         if sampling is not None:
-            self.request_handlers[methods.SAMPLING_CREATEMESSAGE.method] = (
+            self.request_handlers[methods.SAMPLING_CREATE_MESSAGE.method] = (
                 sampling if sampling_tools else _refusing_tools(sampling)
             )
         if elicitation is not None:
@@ -234,7 +234,7 @@ class Client(HandlerRegistry):
             async def on_log(params: Any, ctx: RequestContext) -> None:
                 await handler(params)
 
-            self.notification_handlers[methods.MESSAGE.method] = on_log
+            self.notification_handlers[methods.NOTIFICATIONS_MESSAGE.method] = on_log
         self.capabilities = types.ClientCapabilities(
             sampling=types.ClientCapabilitiesSampling(
                 tools={} if sampling_tools else UNSET, context={} if sampling_context else UNSET

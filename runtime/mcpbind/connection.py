@@ -62,7 +62,7 @@ methods = types.methods
 
 # The client capability a server needs before it may send each of these requests.
 _CLIENT_CAPABILITY_FOR: Final = {
-    methods.SAMPLING_CREATEMESSAGE.method: "sampling",
+    methods.SAMPLING_CREATE_MESSAGE.method: "sampling",
     methods.ELICITATION_CREATE.method: "elicitation",
     methods.ROOTS_LIST.method: "roots",
 }
@@ -86,7 +86,7 @@ def missing_client_capability(capabilities: Any, method: str, params: Any) -> tu
     declared = getattr(capabilities, name, UNSET) if capabilities is not None else UNSET
     if declared is UNSET:
         return name, method
-    if method == methods.SAMPLING_CREATEMESSAGE.method:
+    if method == methods.SAMPLING_CREATE_MESSAGE.method:
         if (
             getattr(params, "tools", UNSET) is not UNSET or getattr(params, "tool_choice", UNSET) is not UNSET
         ) and getattr(declared, "tools", UNSET) is UNSET:
@@ -359,16 +359,16 @@ class Connection:
 
     def _notification(self, message: TypedNotification) -> list[Event]:
         method = message.method
-        if method == methods.CANCELLED.method:
+        if method == methods.NOTIFICATIONS_CANCELLED.method:
             params: types.CancelledNotificationParams = message.params
             if params.request_id in self._in_flight:
                 reason = params.reason if isinstance(params.reason, str) else None
                 return [CancelRequested(params.request_id, reason)]
             return []  # unknown or finished: nothing to do, as the spec says
-        if method == methods.PROGRESS.method:
+        if method == methods.NOTIFICATIONS_PROGRESS.method:
             progress: types.ProgressNotificationParams = message.params
             return [ProgressReceived(progress.progress_token, progress)]
-        if method == methods.INITIALIZED.method:
+        if method == methods.NOTIFICATIONS_INITIALIZED.method:
             if self.role == "server" and self.phase is Phase.INITIALIZING:
                 self.phase = Phase.READY
                 return [SessionReady()]
@@ -488,7 +488,7 @@ class Connection:
         params = types.CancelledNotificationParams(
             request_id=ident, reason=reason if reason is not None else UNSET
         )
-        return Codec.encode_notification(methods.CANCELLED.method, params)
+        return Codec.encode_notification(methods.NOTIFICATIONS_CANCELLED.method, params)
 
     def notification(self, spec: NotificationSpec[Any], params: Any = UNSET) -> bytes:
         return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
@@ -542,7 +542,7 @@ class Connection:
         self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
         self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
         self.phase = Phase.READY
-        return Codec.encode_notification(methods.INITIALIZED.method)
+        return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
 
     # -- versions -------------------------------------------------------------------------
 

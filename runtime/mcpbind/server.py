@@ -115,7 +115,7 @@ class Server(HandlerRegistry):
         self.prompts: dict[str, FunctionPrompt] = {}
         self._subscriptions: dict[Session, set[str]] = {}
         self._sessions: set[Session] = set()
-        self.request_handlers[methods.LOGGING_SETLEVEL.method] = self._set_level
+        self.request_handlers[methods.LOGGING_SET_LEVEL.method] = self._set_level
         self.info = types.Implementation(
             name=name,
             version=version,
@@ -183,7 +183,7 @@ class Server(HandlerRegistry):
             )
             self.tools[made.name] = made
             self._tool_definitions = None
-            self._changed_soon(methods.TOOLS_LIST_CHANGED)
+            self._changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
             return fn
 
         return register
@@ -249,7 +249,7 @@ class Server(HandlerRegistry):
                 ]
             else:
                 self.resources[uri] = FunctionResource(fn, uri=uri, **options)
-            self._changed_soon(methods.RESOURCES_LIST_CHANGED)
+            self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
             # Subscriptions may be handled by hand (with on()), registered before or after.
             self.request_handlers.setdefault(methods.RESOURCES_SUBSCRIBE.method, self._subscribe)
             self.request_handlers.setdefault(methods.RESOURCES_UNSUBSCRIBE.method, self._unsubscribe)
@@ -283,7 +283,7 @@ class Server(HandlerRegistry):
                 icons=list(icons) if icons is not None else None,
             )
             self.prompts[made.name] = made
-            self._changed_soon(methods.PROMPTS_LIST_CHANGED)
+            self._changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
             return fn
 
         return register
@@ -337,7 +337,7 @@ class Server(HandlerRegistry):
         for session, uris in list(self._subscriptions.items()):
             if uri in uris and not session.closed:
                 await session.notify(
-                    methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
+                    methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
                 )
 
     async def _list_prompts(
@@ -396,13 +396,13 @@ class Server(HandlerRegistry):
 
     async def tools_changed(self) -> None:
         """Tell every connected client that the tool list changed (after adding or removing one)."""
-        await self._broadcast(methods.TOOLS_LIST_CHANGED)
+        await self._broadcast(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
     async def prompts_changed(self) -> None:
-        await self._broadcast(methods.PROMPTS_LIST_CHANGED)
+        await self._broadcast(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
 
     async def resources_changed(self) -> None:
-        await self._broadcast(methods.RESOURCES_LIST_CHANGED)
+        await self._broadcast(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     def remove_tool(self, name: str) -> None:
         """Remove a tool; connected clients are told. ``KeyError`` if there is none.
@@ -413,12 +413,12 @@ class Server(HandlerRegistry):
         """
         del self.tools[name]
         self._tool_definitions = None
-        self._changed_soon(methods.TOOLS_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told. ``KeyError`` if there is none."""
         del self.prompts[name]
-        self._changed_soon(methods.PROMPTS_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
 
     def remove_resource(self, uri: str) -> None:
         """Remove the resource at ``uri``; connected clients are told. ``KeyError`` if there is none.
@@ -426,7 +426,7 @@ class Server(HandlerRegistry):
         Subscriptions to ``uri`` stay: a resource added again at the same URI is still watched.
         """
         del self.resources[uri]
-        self._changed_soon(methods.RESOURCES_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     def remove_resource_template(self, uri_template: str) -> None:
         """Remove the resource template registered as ``uri_template``; connected clients are
@@ -435,7 +435,7 @@ class Server(HandlerRegistry):
         if len(kept) == len(self.resource_templates):
             raise KeyError(uri_template)
         self.resource_templates = kept
-        self._changed_soon(methods.RESOURCES_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
         for session in list(self._sessions):
@@ -548,7 +548,8 @@ class Server(HandlerRegistry):
         logs = self.logging
         if logs is None:  # a setLevel handler of the server's own says it logs
             logs = (
-                self.request_handlers.get(methods.LOGGING_SETLEVEL.method, self._set_level) != self._set_level
+                self.request_handlers.get(methods.LOGGING_SET_LEVEL.method, self._set_level)
+                != self._set_level
             )
         present = {
             cap
@@ -706,7 +707,9 @@ def _without_notifications(capabilities: types.ServerCapabilities) -> types.Serv
 
 
 def _method_of_handler(name: str) -> str:
-    for method in [*methods.REQUESTS, *methods.NOTIFICATIONS]:
-        if "on_" + method.removeprefix("notifications/").replace("/", "_").lower() == name:
-            return method
-    raise ValueError(f"no method for handler {name}")
+    from mcpbind.schema.v2025_11_25.stubs import HANDLER_METHODS
+
+    method = HANDLER_METHODS.get(name)
+    if method is None:
+        raise ValueError(f"no method for handler {name}")
+    return method

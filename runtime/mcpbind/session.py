@@ -127,7 +127,7 @@ class RequestContext:
             total=UNSET if total is None else total,
             message=UNSET if message is None else message,
         )
-        await self.session.notify(methods.PROGRESS, params, related=self.request_id)
+        await self.session.notify(methods.NOTIFICATIONS_PROGRESS, params, related=self.request_id)
 
     async def request(self, spec: RequestSpec[P, R], params: P, *, timeout: float | None = None) -> R:
         """Send a request to the peer (sampling, elicitation, roots from a server's handler)."""
@@ -137,7 +137,7 @@ class RequestContext:
         self, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.CreateTaskResult:
         """``sampling/createMessage``: needs the client's ``sampling`` capability."""
-        return await self.session.request(methods.SAMPLING_CREATEMESSAGE, params, related=self.request_id)
+        return await self.session.request(methods.SAMPLING_CREATE_MESSAGE, params, related=self.request_id)
 
     async def elicit(
         self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
@@ -154,16 +154,18 @@ class RequestContext:
         await self.session.notify(spec, params, related=self.request_id)
 
     async def send_tool_list_changed(self) -> None:
-        await self.session.notify(methods.TOOLS_LIST_CHANGED, types.NotificationParams())
+        await self.session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
 
     async def send_prompt_list_changed(self) -> None:
-        await self.session.notify(methods.PROMPTS_LIST_CHANGED, types.NotificationParams())
+        await self.session.notify(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, types.NotificationParams())
 
     async def send_resource_list_changed(self) -> None:
-        await self.session.notify(methods.RESOURCES_LIST_CHANGED, types.NotificationParams())
+        await self.session.notify(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED, types.NotificationParams())
 
     async def send_resource_updated(self, uri: str) -> None:
-        await self.session.notify(methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri))
+        await self.session.notify(
+            methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
+        )
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """``notifications/message``, sent only if ``level`` passes the level the client set
@@ -177,7 +179,7 @@ class RequestContext:
             data=data,
             logger=UNSET if logger is None else logger,
         )
-        await self.session.notify(methods.MESSAGE, params, related=self.request_id)
+        await self.session.notify(methods.NOTIFICATIONS_MESSAGE, params, related=self.request_id)
 
 
 def require_logging(session: Session) -> None:

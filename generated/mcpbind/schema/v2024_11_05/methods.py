@@ -51,33 +51,33 @@ from .structs import (
 
 __all__ = [
     "BATCHING",
-    "CANCELLED",
     "COMPLETION_COMPLETE",
     "INITIALIZE",
-    "INITIALIZED",
-    "LOGGING_SETLEVEL",
-    "MESSAGE",
+    "LOGGING_SET_LEVEL",
     "NOTIFICATIONS",
+    "NOTIFICATIONS_CANCELLED",
+    "NOTIFICATIONS_INITIALIZED",
+    "NOTIFICATIONS_MESSAGE",
+    "NOTIFICATIONS_PROGRESS",
+    "NOTIFICATIONS_PROMPTS_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_UPDATED",
+    "NOTIFICATIONS_ROOTS_LIST_CHANGED",
+    "NOTIFICATIONS_TOOLS_LIST_CHANGED",
     "PING",
-    "PROGRESS",
     "PROMPTS_GET",
     "PROMPTS_LIST",
-    "PROMPTS_LIST_CHANGED",
     "PROTOCOL_VERSION",
     "REQUESTS",
     "RESOURCES_LIST",
-    "RESOURCES_LIST_CHANGED",
     "RESOURCES_READ",
     "RESOURCES_SUBSCRIBE",
     "RESOURCES_TEMPLATES_LIST",
     "RESOURCES_UNSUBSCRIBE",
-    "RESOURCES_UPDATED",
     "ROOTS_LIST",
-    "ROOTS_LIST_CHANGED",
-    "SAMPLING_CREATEMESSAGE",
+    "SAMPLING_CREATE_MESSAGE",
     "TOOLS_CALL",
     "TOOLS_LIST",
-    "TOOLS_LIST_CHANGED",
 ]
 
 PROTOCOL_VERSION: Final = "2024-11-05"
@@ -101,7 +101,7 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client
-SAMPLING_CREATEMESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
+SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
     "sampling/createMessage",
     Direction.SERVER_TO_CLIENT,
     CreateMessageRequestParams,
@@ -183,7 +183,7 @@ RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]
     params_optional=False,
 )
 # SetLevelRequest: client to server
-LOGGING_SETLEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = RequestSpec(
+LOGGING_SET_LEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = RequestSpec(
     "logging/setLevel",
     Direction.CLIENT_TO_SERVER,
     SetLevelRequestParams,
@@ -207,63 +207,65 @@ RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]]
     params_optional=False,
 )
 # CancelledNotification: both
-CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # InitializedNotification: client to server
-INITIALIZED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_INITIALIZED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
     "notifications/initialized",
     Direction.CLIENT_TO_SERVER,
     dict[str, Any],
     params_optional=True,
 )
 # LoggingMessageNotification: server to client
-MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: both
-PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
     "notifications/progress",
     Direction.BOTH,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-PROMPTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-RESOURCES_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
     "notifications/resources/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
     params_optional=True,
 )
 # ResourceUpdatedNotification: server to client
-RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = NotificationSpec(
-    "notifications/resources/updated",
-    Direction.SERVER_TO_CLIENT,
-    ResourceUpdatedNotificationParams,
-    params_optional=False,
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = (
+    NotificationSpec(
+        "notifications/resources/updated",
+        Direction.SERVER_TO_CLIENT,
+        ResourceUpdatedNotificationParams,
+        params_optional=False,
+    )
 )
 # RootsListChangedNotification: client to server
-ROOTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_ROOTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
     "notifications/roots/list_changed",
     Direction.CLIENT_TO_SERVER,
     dict[str, Any],
     params_optional=True,
 )
 # ToolListChangedNotification: server to client
-TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
@@ -275,7 +277,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
     {
         "completion/complete": COMPLETION_COMPLETE,
         "initialize": INITIALIZE,
-        "logging/setLevel": LOGGING_SETLEVEL,
+        "logging/setLevel": LOGGING_SET_LEVEL,
         "ping": PING,
         "prompts/get": PROMPTS_GET,
         "prompts/list": PROMPTS_LIST,
@@ -285,7 +287,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
         "resources/templates/list": RESOURCES_TEMPLATES_LIST,
         "resources/unsubscribe": RESOURCES_UNSUBSCRIBE,
         "roots/list": ROOTS_LIST,
-        "sampling/createMessage": SAMPLING_CREATEMESSAGE,
+        "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
         "tools/call": TOOLS_CALL,
         "tools/list": TOOLS_LIST,
     }
@@ -294,14 +296,14 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
 # Every notification method, by wire name.
 NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
     {
-        "notifications/cancelled": CANCELLED,
-        "notifications/initialized": INITIALIZED,
-        "notifications/message": MESSAGE,
-        "notifications/progress": PROGRESS,
-        "notifications/prompts/list_changed": PROMPTS_LIST_CHANGED,
-        "notifications/resources/list_changed": RESOURCES_LIST_CHANGED,
-        "notifications/resources/updated": RESOURCES_UPDATED,
-        "notifications/roots/list_changed": ROOTS_LIST_CHANGED,
-        "notifications/tools/list_changed": TOOLS_LIST_CHANGED,
+        "notifications/cancelled": NOTIFICATIONS_CANCELLED,
+        "notifications/initialized": NOTIFICATIONS_INITIALIZED,
+        "notifications/message": NOTIFICATIONS_MESSAGE,
+        "notifications/progress": NOTIFICATIONS_PROGRESS,
+        "notifications/prompts/list_changed": NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        "notifications/resources/list_changed": NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        "notifications/resources/updated": NOTIFICATIONS_RESOURCES_UPDATED,
+        "notifications/roots/list_changed": NOTIFICATIONS_ROOTS_LIST_CHANGED,
+        "notifications/tools/list_changed": NOTIFICATIONS_TOOLS_LIST_CHANGED,
     }
 )

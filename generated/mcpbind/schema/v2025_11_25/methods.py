@@ -60,40 +60,40 @@ from .structs import (
 
 __all__ = [
     "BATCHING",
-    "CANCELLED",
     "COMPLETION_COMPLETE",
-    "ELICITATION_COMPLETE",
     "ELICITATION_CREATE",
     "INITIALIZE",
-    "INITIALIZED",
-    "LOGGING_SETLEVEL",
-    "MESSAGE",
+    "LOGGING_SET_LEVEL",
     "NOTIFICATIONS",
+    "NOTIFICATIONS_CANCELLED",
+    "NOTIFICATIONS_ELICITATION_COMPLETE",
+    "NOTIFICATIONS_INITIALIZED",
+    "NOTIFICATIONS_MESSAGE",
+    "NOTIFICATIONS_PROGRESS",
+    "NOTIFICATIONS_PROMPTS_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_UPDATED",
+    "NOTIFICATIONS_ROOTS_LIST_CHANGED",
+    "NOTIFICATIONS_TASKS_STATUS",
+    "NOTIFICATIONS_TOOLS_LIST_CHANGED",
     "PING",
-    "PROGRESS",
     "PROMPTS_GET",
     "PROMPTS_LIST",
-    "PROMPTS_LIST_CHANGED",
     "PROTOCOL_VERSION",
     "REQUESTS",
     "RESOURCES_LIST",
-    "RESOURCES_LIST_CHANGED",
     "RESOURCES_READ",
     "RESOURCES_SUBSCRIBE",
     "RESOURCES_TEMPLATES_LIST",
     "RESOURCES_UNSUBSCRIBE",
-    "RESOURCES_UPDATED",
     "ROOTS_LIST",
-    "ROOTS_LIST_CHANGED",
-    "SAMPLING_CREATEMESSAGE",
+    "SAMPLING_CREATE_MESSAGE",
     "TASKS_CANCEL",
     "TASKS_GET",
     "TASKS_LIST",
     "TASKS_RESULT",
-    "TASKS_STATUS",
     "TOOLS_CALL",
     "TOOLS_LIST",
-    "TOOLS_LIST_CHANGED",
 ]
 
 PROTOCOL_VERSION: Final = "2025-11-25"
@@ -125,7 +125,7 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client
-SAMPLING_CREATEMESSAGE: Final[
+SAMPLING_CREATE_MESSAGE: Final[
     RequestSpec[CreateMessageRequestParams, CreateMessageResultOrCreateTaskResult]
 ] = RequestSpec(
     "sampling/createMessage",
@@ -241,7 +241,7 @@ RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]
     params_optional=False,
 )
 # SetLevelRequest: client to server
-LOGGING_SETLEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = RequestSpec(
+LOGGING_SET_LEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = RequestSpec(
     "logging/setLevel",
     Direction.CLIENT_TO_SERVER,
     SetLevelRequestParams,
@@ -265,77 +265,81 @@ RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]]
     params_optional=False,
 )
 # CancelledNotification: both
-CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # ElicitationCompleteNotification: server to client
-ELICITATION_COMPLETE: Final[NotificationSpec[ElicitationCompleteNotificationParams]] = NotificationSpec(
-    "notifications/elicitation/complete",
-    Direction.SERVER_TO_CLIENT,
-    ElicitationCompleteNotificationParams,
-    params_optional=False,
+NOTIFICATIONS_ELICITATION_COMPLETE: Final[NotificationSpec[ElicitationCompleteNotificationParams]] = (
+    NotificationSpec(
+        "notifications/elicitation/complete",
+        Direction.SERVER_TO_CLIENT,
+        ElicitationCompleteNotificationParams,
+        params_optional=False,
+    )
 )
 # InitializedNotification: client to server
-INITIALIZED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_INITIALIZED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/initialized",
     Direction.CLIENT_TO_SERVER,
     NotificationParams,
     params_optional=True,
 )
 # LoggingMessageNotification: server to client
-MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: both
-PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
     "notifications/progress",
     Direction.BOTH,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/resources/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
     params_optional=True,
 )
 # ResourceUpdatedNotification: server to client
-RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = NotificationSpec(
-    "notifications/resources/updated",
-    Direction.SERVER_TO_CLIENT,
-    ResourceUpdatedNotificationParams,
-    params_optional=False,
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = (
+    NotificationSpec(
+        "notifications/resources/updated",
+        Direction.SERVER_TO_CLIENT,
+        ResourceUpdatedNotificationParams,
+        params_optional=False,
+    )
 )
 # RootsListChangedNotification: client to server
-ROOTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_ROOTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/roots/list_changed",
     Direction.CLIENT_TO_SERVER,
     NotificationParams,
     params_optional=True,
 )
 # TaskStatusNotification: both
-TASKS_STATUS: Final[NotificationSpec[TaskStatusNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_TASKS_STATUS: Final[NotificationSpec[TaskStatusNotificationParams]] = NotificationSpec(
     "notifications/tasks/status",
     Direction.BOTH,
     TaskStatusNotificationParams,
     params_optional=False,
 )
 # ToolListChangedNotification: server to client
-TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
@@ -348,7 +352,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
         "completion/complete": COMPLETION_COMPLETE,
         "elicitation/create": ELICITATION_CREATE,
         "initialize": INITIALIZE,
-        "logging/setLevel": LOGGING_SETLEVEL,
+        "logging/setLevel": LOGGING_SET_LEVEL,
         "ping": PING,
         "prompts/get": PROMPTS_GET,
         "prompts/list": PROMPTS_LIST,
@@ -358,7 +362,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
         "resources/templates/list": RESOURCES_TEMPLATES_LIST,
         "resources/unsubscribe": RESOURCES_UNSUBSCRIBE,
         "roots/list": ROOTS_LIST,
-        "sampling/createMessage": SAMPLING_CREATEMESSAGE,
+        "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
         "tasks/cancel": TASKS_CANCEL,
         "tasks/get": TASKS_GET,
         "tasks/list": TASKS_LIST,
@@ -371,16 +375,16 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
 # Every notification method, by wire name.
 NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
     {
-        "notifications/cancelled": CANCELLED,
-        "notifications/elicitation/complete": ELICITATION_COMPLETE,
-        "notifications/initialized": INITIALIZED,
-        "notifications/message": MESSAGE,
-        "notifications/progress": PROGRESS,
-        "notifications/prompts/list_changed": PROMPTS_LIST_CHANGED,
-        "notifications/resources/list_changed": RESOURCES_LIST_CHANGED,
-        "notifications/resources/updated": RESOURCES_UPDATED,
-        "notifications/roots/list_changed": ROOTS_LIST_CHANGED,
-        "notifications/tasks/status": TASKS_STATUS,
-        "notifications/tools/list_changed": TOOLS_LIST_CHANGED,
+        "notifications/cancelled": NOTIFICATIONS_CANCELLED,
+        "notifications/elicitation/complete": NOTIFICATIONS_ELICITATION_COMPLETE,
+        "notifications/initialized": NOTIFICATIONS_INITIALIZED,
+        "notifications/message": NOTIFICATIONS_MESSAGE,
+        "notifications/progress": NOTIFICATIONS_PROGRESS,
+        "notifications/prompts/list_changed": NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        "notifications/resources/list_changed": NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        "notifications/resources/updated": NOTIFICATIONS_RESOURCES_UPDATED,
+        "notifications/roots/list_changed": NOTIFICATIONS_ROOTS_LIST_CHANGED,
+        "notifications/tasks/status": NOTIFICATIONS_TASKS_STATUS,
+        "notifications/tools/list_changed": NOTIFICATIONS_TOOLS_LIST_CHANGED,
     }
 )

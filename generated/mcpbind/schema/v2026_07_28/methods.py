@@ -51,30 +51,30 @@ from .structs import (
 
 __all__ = [
     "BATCHING",
-    "CANCELLED",
     "COMPLETION_COMPLETE",
     "ELICITATION_CREATE",
-    "MESSAGE",
     "NOTIFICATIONS",
-    "PROGRESS",
+    "NOTIFICATIONS_CANCELLED",
+    "NOTIFICATIONS_MESSAGE",
+    "NOTIFICATIONS_PROGRESS",
+    "NOTIFICATIONS_PROMPTS_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_UPDATED",
+    "NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED",
+    "NOTIFICATIONS_TOOLS_LIST_CHANGED",
     "PROMPTS_GET",
     "PROMPTS_LIST",
-    "PROMPTS_LIST_CHANGED",
     "PROTOCOL_VERSION",
     "REQUESTS",
     "RESOURCES_LIST",
-    "RESOURCES_LIST_CHANGED",
     "RESOURCES_READ",
     "RESOURCES_TEMPLATES_LIST",
-    "RESOURCES_UPDATED",
     "ROOTS_LIST",
-    "SAMPLING_CREATEMESSAGE",
+    "SAMPLING_CREATE_MESSAGE",
     "SERVER_DISCOVER",
-    "SUBSCRIPTIONS_ACKNOWLEDGED",
     "SUBSCRIPTIONS_LISTEN",
     "TOOLS_CALL",
     "TOOLS_LIST",
-    "TOOLS_LIST_CHANGED",
 ]
 
 PROTOCOL_VERSION: Final = "2026-07-28"
@@ -98,7 +98,7 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client (sent inside InputRequiredResult)
-SAMPLING_CREATEMESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
+SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
     "sampling/createMessage",
     Direction.SERVER_TO_CLIENT,
     CreateMessageRequestParams,
@@ -195,58 +195,60 @@ SUBSCRIPTIONS_LISTEN: Final[RequestSpec[SubscriptionsListenRequestParams, Subscr
     )
 )
 # CancelledNotification: both
-CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # LoggingMessageNotification: server to client
-MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: server to client
-PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
     "notifications/progress",
     Direction.SERVER_TO_CLIENT,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/resources/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
     params_optional=True,
 )
 # ResourceUpdatedNotification: server to client
-RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = NotificationSpec(
-    "notifications/resources/updated",
-    Direction.SERVER_TO_CLIENT,
-    ResourceUpdatedNotificationParams,
-    params_optional=False,
-)
-# SubscriptionsAcknowledgedNotification: server to client
-SUBSCRIPTIONS_ACKNOWLEDGED: Final[NotificationSpec[SubscriptionsAcknowledgedNotificationParams]] = (
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = (
     NotificationSpec(
-        "notifications/subscriptions/acknowledged",
+        "notifications/resources/updated",
         Direction.SERVER_TO_CLIENT,
-        SubscriptionsAcknowledgedNotificationParams,
+        ResourceUpdatedNotificationParams,
         params_optional=False,
     )
 )
+# SubscriptionsAcknowledgedNotification: server to client
+NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: Final[
+    NotificationSpec[SubscriptionsAcknowledgedNotificationParams]
+] = NotificationSpec(
+    "notifications/subscriptions/acknowledged",
+    Direction.SERVER_TO_CLIENT,
+    SubscriptionsAcknowledgedNotificationParams,
+    params_optional=False,
+)
 # ToolListChangedNotification: server to client
-TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
@@ -264,7 +266,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
         "resources/read": RESOURCES_READ,
         "resources/templates/list": RESOURCES_TEMPLATES_LIST,
         "roots/list": ROOTS_LIST,
-        "sampling/createMessage": SAMPLING_CREATEMESSAGE,
+        "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
         "server/discover": SERVER_DISCOVER,
         "subscriptions/listen": SUBSCRIPTIONS_LISTEN,
         "tools/call": TOOLS_CALL,
@@ -275,13 +277,13 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
 # Every notification method, by wire name.
 NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
     {
-        "notifications/cancelled": CANCELLED,
-        "notifications/message": MESSAGE,
-        "notifications/progress": PROGRESS,
-        "notifications/prompts/list_changed": PROMPTS_LIST_CHANGED,
-        "notifications/resources/list_changed": RESOURCES_LIST_CHANGED,
-        "notifications/resources/updated": RESOURCES_UPDATED,
-        "notifications/subscriptions/acknowledged": SUBSCRIPTIONS_ACKNOWLEDGED,
-        "notifications/tools/list_changed": TOOLS_LIST_CHANGED,
+        "notifications/cancelled": NOTIFICATIONS_CANCELLED,
+        "notifications/message": NOTIFICATIONS_MESSAGE,
+        "notifications/progress": NOTIFICATIONS_PROGRESS,
+        "notifications/prompts/list_changed": NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        "notifications/resources/list_changed": NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        "notifications/resources/updated": NOTIFICATIONS_RESOURCES_UPDATED,
+        "notifications/subscriptions/acknowledged": NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
+        "notifications/tools/list_changed": NOTIFICATIONS_TOOLS_LIST_CHANGED,
     }
 )
