@@ -206,9 +206,17 @@ def _names_in(expr: str) -> set[str]:
     return set(re.findall(r"\b[A-Z][A-Za-z0-9]*\b", expr)) - {"Any", "Literal", "None"}
 
 
+# The type-level direction (``mcpbind.methods``) of each ``MethodDef.direction``.
+DIRECTION_TYPES = {"CLIENT_TO_SERVER": "ToServer", "SERVER_TO_CLIENT": "ToClient", "BOTH": "Both"}
+
+
 def methods_module(pin: Pin, model: SchemaModel) -> str:
     imported = sorted({n for m in model.methods for n in _names_in(m.params + " " + (m.result or ""))})
     consts = _const_names(pin, model)
+    runtime_names = sorted(
+        {"Direction", "NotificationSpec", "RequestSpec"}
+        | {DIRECTION_TYPES[m.direction] for m in model.methods}
+    )
     lines = [
         header(pin, "Method table"),
         f'"""Every request and notification method of MCP {pin.version}, with direction and types."""',
@@ -219,7 +227,7 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
         "from types import MappingProxyType",
         "from typing import Any, Final",
         "",
-        "from mcpbind.methods import Direction, NotificationSpec, RequestSpec",
+        f"from mcpbind.methods import {', '.join(runtime_names)}",
         "",
         "from .structs import (",
         *[f"    {n}," for n in imported],
@@ -244,7 +252,8 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
         lines += [
             f"# {m.definition}: {m.direction.replace('_', ' ').lower()}"
             + (" (sent inside InputRequiredResult)" if m.embedded else ""),
-            f"{const_name(m)}: Final[RequestSpec[{m.params}, {m.result}]] = RequestSpec(",
+            f"{const_name(m)}: Final[RequestSpec[{m.params}, {m.result}, {DIRECTION_TYPES[m.direction]}]]"
+            " = RequestSpec(",
             f"    {m.method!r},",
             f"    Direction.{m.direction},",
             f"    {m.params},",
@@ -255,7 +264,8 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
     for m in notes:
         lines += [
             f"# {m.definition}: {m.direction.replace('_', ' ').lower()}",
-            f"{const_name(m)}: Final[NotificationSpec[{m.params}]] = NotificationSpec(",
+            f"{const_name(m)}: Final[NotificationSpec[{m.params}, {DIRECTION_TYPES[m.direction]}]]"
+            " = NotificationSpec(",
             f"    {m.method!r},",
             f"    Direction.{m.direction},",
             f"    {m.params},",
@@ -263,12 +273,12 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
             ")",
         ]
     lines += ["", "# Every request method, by wire name."]
-    lines.append("REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(")
+    lines.append("REQUESTS: Final[Mapping[str, RequestSpec[Any, Any, Any]]] = MappingProxyType(")
     lines.append("    {")
     lines += [f"        {m.method!r}: {const_name(m)}," for m in sorted(requests, key=lambda m: m.method)]
     lines += ["    }", ")"]
     lines += ["", "# Every notification method, by wire name."]
-    lines.append("NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(")
+    lines.append("NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any, Any]]] = MappingProxyType(")
     lines.append("    {")
     lines += [f"        {m.method!r}: {const_name(m)}," for m in sorted(notes, key=lambda m: m.method)]
     lines += ["    }", ")"]

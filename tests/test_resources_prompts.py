@@ -126,7 +126,7 @@ async def test_reading() -> None:
         await client.ping()  # the server goes on
 
 
-def watching(*specs: NotificationSpec[Any]) -> tuple[Client, anyio.abc.ObjectReceiveStream[str]]:
+def watching(*specs: NotificationSpec[Any, Any]) -> tuple[Client, anyio.abc.ObjectReceiveStream[str]]:
     """A client that puts what each notification of ``specs`` tells (its URI, else its method)
     into the returned stream."""
     client = Client("watcher", "1")

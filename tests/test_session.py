@@ -587,12 +587,13 @@ async def test_pending_requests_fail_when_the_connection_closes() -> None:
 
 
 async def test_a_side_only_handles_what_its_peer_sends() -> None:
+    # Type errors too (tests/test_typing.py); the run-time check stays for untyped code.
     with pytest.raises(ValueError, match="does not receive sampling/createMessage"):
-        Server("s", "1").on(methods.SAMPLING_CREATE_MESSAGE)
+        Server("s", "1").on(methods.SAMPLING_CREATE_MESSAGE)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not receive tools/call"):
-        Client("c", "1").on(methods.TOOLS_CALL)
+        Client("c", "1").on(methods.TOOLS_CALL)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not receive notifications/tools/list_changed"):
-        Server("s", "1").on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
+        Server("s", "1").on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)  # type: ignore[arg-type]
     client = Client("c", "1")
 
     @client.on(methods.ROOTS_LIST)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.errors import INVALID_PARAMS, McpError
-from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.pagination import all_pages
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, NotificationHandler, ProgressCallback, RequestContext, Session
@@ -29,11 +29,13 @@ P = TypeVar("P")
 R = TypeVar("R")
 UNSET = types.UNSET
 
+# A client's handlers may take a bare ``RequestContext`` or a ``ClientContext`` (whose sends
+# are checked as a client's).
 SamplingHandler = Callable[
-    [types.CreateMessageRequestParams, RequestContext], Awaitable[types.CreateMessageResult]
+    [types.CreateMessageRequestParams, RequestContext[Any]], Awaitable[types.CreateMessageResult]
 ]
-ElicitationHandler = Callable[[Any, RequestContext], Awaitable[types.ElicitResult]]
-RootsHandler = Callable[[types.RequestParams, RequestContext], Awaitable[types.ListRootsResult]]
+ElicitationHandler = Callable[[Any, RequestContext[Any]], Awaitable[types.ElicitResult]]
+RootsHandler = Callable[[types.RequestParams, RequestContext[Any]], Awaitable[types.ListRootsResult]]
 LoggingHandler = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
 
 
@@ -67,16 +69,17 @@ class ClientSession:
 
     async def request(
         self,
-        spec: RequestSpec[P, R],
+        spec: RequestSpec[P, R, ToServer],
         params: P,
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
     ) -> R:
-        """Any request, typed by its spec (``methods.TOOLS_CALL``...)."""
+        """Any request a client sends, typed by its spec (``methods.TOOLS_CALL``...); a spec
+        only a server sends (``methods.ROOTS_LIST``) is a type error."""
         return await self.session.request(spec, params, timeout=timeout, progress=progress)
 
-    async def notify(self, spec: NotificationSpec[P], params: P) -> None:
+    async def notify(self, spec: NotificationSpec[P, ToServer], params: P) -> None:
         await self.session.notify(spec, params)
 
     async def ping(self, *, timeout: float | None = None) -> None:
@@ -165,7 +168,7 @@ class ClientSession:
         await self.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())
 
 
-class Client(HandlerRegistry):
+class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
     """An MCP client: says who it is and what it handles, then connects to servers.
 
     ``sampling``, ``elicitation`` and ``roots`` handlers answer the server's requests and

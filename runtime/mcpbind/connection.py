@@ -259,7 +259,7 @@ class Connection:
     stateless: bool = False
     peer: _Peer = field(default_factory=_Peer)
     _next_id: int = 0
-    _pending: dict[RequestId, RequestSpec[Any, Any]] = field(default_factory=dict)
+    _pending: dict[RequestId, RequestSpec[Any, Any, Any]] = field(default_factory=dict)
     _in_flight: set[RequestId] = field(default_factory=set)
     _codec: Codec = field(init=False)
 
@@ -394,11 +394,11 @@ class Connection:
 
     # -- answering ------------------------------------------------------------------------
 
-    def spec_of(self, method: str) -> RequestSpec[Any, Any]:
+    def spec_of(self, method: str) -> RequestSpec[Any, Any, Any]:
         """The spec of a request method this side receives."""
         return self._codec.incoming_requests[method]
 
-    def respond(self, ident: RequestId, spec: RequestSpec[Any, Any], result: Any) -> bytes | None:
+    def respond(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes | None:
         """The response to a received request; ``None`` if it was cancelled meanwhile."""
         if ident not in self._in_flight:
             return None
@@ -428,7 +428,7 @@ class Connection:
     # -- sending --------------------------------------------------------------------------
 
     def start_request(
-        self, spec: RequestSpec[Any, Any], params: Any, *, progress: bool = False
+        self, spec: RequestSpec[Any, Any, Any], params: Any, *, progress: bool = False
     ) -> tuple[RequestId, bytes]:
         """A new request: its id and bytes. Raises :class:`McpError` when it may not be sent.
 
@@ -447,7 +447,7 @@ class Connection:
             self.phase = Phase.INITIALIZING
         return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
 
-    def _check_may_send(self, spec: RequestSpec[Any, Any], params: Any) -> None:
+    def _check_may_send(self, spec: RequestSpec[Any, Any, Any], params: Any) -> None:
         if spec.method == "initialize":
             if self.role != "client" or self.phase is not Phase.NEW:
                 raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
@@ -490,7 +490,7 @@ class Connection:
         )
         return Codec.encode_notification(methods.NOTIFICATIONS_CANCELLED.method, params)
 
-    def notification(self, spec: NotificationSpec[Any], params: Any = UNSET) -> bytes:
+    def notification(self, spec: NotificationSpec[Any, Any], params: Any = UNSET) -> bytes:
         return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
 
     def assume_ready(self, protocol_version: str) -> None:
@@ -546,7 +546,7 @@ class Connection:
 
     # -- versions -------------------------------------------------------------------------
 
-    def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any], result: Any) -> bytes:
+    def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes:
         return Codec.encode_result(ident, self._down(spec.method, result, "result"))
 
     def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:

@@ -12,7 +12,7 @@ import msgspec
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
-from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.methods import NotificationSpec, RequestSpec, ToServer
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, RequestContext, Session, Spawn
@@ -47,7 +47,7 @@ _CAPABILITY_OF_METHOD = {
 }
 
 
-class Server(HandlerRegistry):
+class Server(HandlerRegistry[ToServer, RequestContext]):
     """An MCP server: register handlers, then :meth:`run` it over a transport.
 
     Handlers take the method's params struct and a :class:`RequestContext` and return its
@@ -437,12 +437,12 @@ class Server(HandlerRegistry):
         self.resource_templates = kept
         self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
-    def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
+    def _changed_soon(self, spec: NotificationSpec[Any, Any]) -> None:
         for session in list(self._sessions):
             if not session.closed and session.is_ready:
                 session.send_soon(session.connection.notification(spec, types.NotificationParams()))
 
-    async def _broadcast(self, spec: NotificationSpec[Any]) -> None:
+    async def _broadcast(self, spec: NotificationSpec[Any, Any]) -> None:
         for session in list(self._sessions):
             if not session.closed:
                 await session.notify(spec, types.NotificationParams())
@@ -463,7 +463,7 @@ class Server(HandlerRegistry):
             methods.PROMPTS_GET.method: ("prompt", self._get_prompt),
         }
 
-    def _claim(self, decorator: str, *specs: RequestSpec[Any, Any]) -> None:
+    def _claim(self, decorator: str, *specs: RequestSpec[Any, Any, Any]) -> None:
         """Make the ``@server.<decorator>`` registry answer ``specs``; ``ValueError`` if another
         handler answers one of them already (it would be bypassed, or would bypass it)."""
         own = self._own_handlers()
@@ -489,9 +489,10 @@ class Server(HandlerRegistry):
             )
 
     def on(
-        self, spec: RequestSpec[P, R]
+        self, spec: RequestSpec[P, R, ToServer]
     ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
-        """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`).
+        """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`); a method only
+        a client receives (``methods.ROOTS_LIST``) is a type error, and ``ValueError`` at run time.
 
         ``ValueError`` for a method the tools, resources or prompts registered with the
         decorators answer (``tools/list``, ``tools/call``, ``resources/list``,
@@ -580,7 +581,7 @@ class Server(HandlerRegistry):
             completions={} if "completions" in present else types.UNSET,
         )
 
-    def _lists(self, spec: RequestSpec[Any, Any], own: Callable[..., Any]) -> bool:
+    def _lists(self, spec: RequestSpec[Any, Any, Any], own: Callable[..., Any]) -> bool:
         """Whether ``spec`` is answered from the decorators' registry, which tells of changes."""
         return bool(self.request_handlers.get(spec.method) == own)
 

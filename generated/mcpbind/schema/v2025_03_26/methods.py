@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcpbind.methods import Direction, NotificationSpec, RequestSpec
+from mcpbind.methods import Both, Direction, NotificationSpec, RequestSpec, ToClient, ToServer
 
 from .structs import (
     CallToolRequestParams,
@@ -85,7 +85,7 @@ PROTOCOL_VERSION: Final = "2025-03-26"
 BATCHING: Final = True
 
 # CallToolRequest: client to server
-TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResult]] = RequestSpec(
+TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResult, ToServer]] = RequestSpec(
     "tools/call",
     Direction.CLIENT_TO_SERVER,
     CallToolRequestParams,
@@ -93,7 +93,7 @@ TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResult]] = RequestS
     params_optional=False,
 )
 # CompleteRequest: client to server
-COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] = RequestSpec(
+COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult, ToServer]] = RequestSpec(
     "completion/complete",
     Direction.CLIENT_TO_SERVER,
     CompleteRequestParams,
@@ -101,15 +101,17 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client
-SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
-    "sampling/createMessage",
-    Direction.SERVER_TO_CLIENT,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    params_optional=False,
+SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult, ToClient]] = (
+    RequestSpec(
+        "sampling/createMessage",
+        Direction.SERVER_TO_CLIENT,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        params_optional=False,
+    )
 )
 # GetPromptRequest: client to server
-PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult]] = RequestSpec(
+PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult, ToServer]] = RequestSpec(
     "prompts/get",
     Direction.CLIENT_TO_SERVER,
     GetPromptRequestParams,
@@ -117,7 +119,7 @@ PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult]] = Reque
     params_optional=False,
 )
 # InitializeRequest: client to server
-INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult]] = RequestSpec(
+INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult, ToServer]] = RequestSpec(
     "initialize",
     Direction.CLIENT_TO_SERVER,
     InitializeRequestParams,
@@ -125,7 +127,7 @@ INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult]] = Requ
     params_optional=False,
 )
 # ListPromptsRequest: client to server
-PROMPTS_LIST: Final[RequestSpec[ListPromptsRequestParams, ListPromptsResult]] = RequestSpec(
+PROMPTS_LIST: Final[RequestSpec[ListPromptsRequestParams, ListPromptsResult, ToServer]] = RequestSpec(
     "prompts/list",
     Direction.CLIENT_TO_SERVER,
     ListPromptsRequestParams,
@@ -134,7 +136,7 @@ PROMPTS_LIST: Final[RequestSpec[ListPromptsRequestParams, ListPromptsResult]] = 
 )
 # ListResourceTemplatesRequest: client to server
 RESOURCES_TEMPLATES_LIST: Final[
-    RequestSpec[ListResourceTemplatesRequestParams, ListResourceTemplatesResult]
+    RequestSpec[ListResourceTemplatesRequestParams, ListResourceTemplatesResult, ToServer]
 ] = RequestSpec(
     "resources/templates/list",
     Direction.CLIENT_TO_SERVER,
@@ -143,7 +145,7 @@ RESOURCES_TEMPLATES_LIST: Final[
     params_optional=True,
 )
 # ListResourcesRequest: client to server
-RESOURCES_LIST: Final[RequestSpec[ListResourcesRequestParams, ListResourcesResult]] = RequestSpec(
+RESOURCES_LIST: Final[RequestSpec[ListResourcesRequestParams, ListResourcesResult, ToServer]] = RequestSpec(
     "resources/list",
     Direction.CLIENT_TO_SERVER,
     ListResourcesRequestParams,
@@ -151,7 +153,7 @@ RESOURCES_LIST: Final[RequestSpec[ListResourcesRequestParams, ListResourcesResul
     params_optional=True,
 )
 # ListRootsRequest: server to client
-ROOTS_LIST: Final[RequestSpec[dict[str, Any], ListRootsResult]] = RequestSpec(
+ROOTS_LIST: Final[RequestSpec[dict[str, Any], ListRootsResult, ToClient]] = RequestSpec(
     "roots/list",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
@@ -159,7 +161,7 @@ ROOTS_LIST: Final[RequestSpec[dict[str, Any], ListRootsResult]] = RequestSpec(
     params_optional=True,
 )
 # ListToolsRequest: client to server
-TOOLS_LIST: Final[RequestSpec[ListToolsRequestParams, ListToolsResult]] = RequestSpec(
+TOOLS_LIST: Final[RequestSpec[ListToolsRequestParams, ListToolsResult, ToServer]] = RequestSpec(
     "tools/list",
     Direction.CLIENT_TO_SERVER,
     ListToolsRequestParams,
@@ -167,7 +169,7 @@ TOOLS_LIST: Final[RequestSpec[ListToolsRequestParams, ListToolsResult]] = Reques
     params_optional=True,
 )
 # PingRequest: both
-PING: Final[RequestSpec[dict[str, Any], EmptyResult]] = RequestSpec(
+PING: Final[RequestSpec[dict[str, Any], EmptyResult, Both]] = RequestSpec(
     "ping",
     Direction.BOTH,
     dict[str, Any],
@@ -175,7 +177,7 @@ PING: Final[RequestSpec[dict[str, Any], EmptyResult]] = RequestSpec(
     params_optional=True,
 )
 # ReadResourceRequest: client to server
-RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]] = RequestSpec(
+RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult, ToServer]] = RequestSpec(
     "resources/read",
     Direction.CLIENT_TO_SERVER,
     ReadResourceRequestParams,
@@ -183,7 +185,7 @@ RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]
     params_optional=False,
 )
 # SetLevelRequest: client to server
-LOGGING_SET_LEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = RequestSpec(
+LOGGING_SET_LEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "logging/setLevel",
     Direction.CLIENT_TO_SERVER,
     SetLevelRequestParams,
@@ -191,7 +193,7 @@ LOGGING_SET_LEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = Requ
     params_optional=False,
 )
 # SubscribeRequest: client to server
-RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult]] = RequestSpec(
+RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "resources/subscribe",
     Direction.CLIENT_TO_SERVER,
     SubscribeRequestParams,
@@ -199,7 +201,7 @@ RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult]] = R
     params_optional=False,
 )
 # UnsubscribeRequest: client to server
-RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]] = RequestSpec(
+RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "resources/unsubscribe",
     Direction.CLIENT_TO_SERVER,
     UnsubscribeRequestParams,
@@ -207,49 +209,49 @@ RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]]
     params_optional=False,
 )
 # CancelledNotification: both
-NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams, Both]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # InitializedNotification: client to server
-NOTIFICATIONS_INITIALIZED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_INITIALIZED: Final[NotificationSpec[dict[str, Any], ToServer]] = NotificationSpec(
     "notifications/initialized",
     Direction.CLIENT_TO_SERVER,
     dict[str, Any],
     params_optional=True,
 )
 # LoggingMessageNotification: server to client
-NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams, ToClient]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: both
-NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams, Both]] = NotificationSpec(
     "notifications/progress",
     Direction.BOTH,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToClient]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToClient]] = NotificationSpec(
     "notifications/resources/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
     params_optional=True,
 )
 # ResourceUpdatedNotification: server to client
-NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = (
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams, ToClient]] = (
     NotificationSpec(
         "notifications/resources/updated",
         Direction.SERVER_TO_CLIENT,
@@ -258,14 +260,14 @@ NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificat
     )
 )
 # RootsListChangedNotification: client to server
-NOTIFICATIONS_ROOTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_ROOTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToServer]] = NotificationSpec(
     "notifications/roots/list_changed",
     Direction.CLIENT_TO_SERVER,
     dict[str, Any],
     params_optional=True,
 )
 # ToolListChangedNotification: server to client
-NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToClient]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
@@ -273,7 +275,7 @@ NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = Noti
 )
 
 # Every request method, by wire name.
-REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
+REQUESTS: Final[Mapping[str, RequestSpec[Any, Any, Any]]] = MappingProxyType(
     {
         "completion/complete": COMPLETION_COMPLETE,
         "initialize": INITIALIZE,
@@ -294,7 +296,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
 )
 
 # Every notification method, by wire name.
-NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
+NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any, Any]]] = MappingProxyType(
     {
         "notifications/cancelled": NOTIFICATIONS_CANCELLED,
         "notifications/initialized": NOTIFICATIONS_INITIALIZED,

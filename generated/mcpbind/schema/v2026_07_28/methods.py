@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcpbind.methods import Direction, NotificationSpec, RequestSpec
+from mcpbind.methods import Both, Direction, NotificationSpec, RequestSpec, ToClient, ToServer
 
 from .structs import (
     CallToolRequestParams,
@@ -82,15 +82,17 @@ PROTOCOL_VERSION: Final = "2026-07-28"
 BATCHING: Final = False
 
 # CallToolRequest: client to server
-TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, InputRequiredResultOrCallToolResult]] = RequestSpec(
-    "tools/call",
-    Direction.CLIENT_TO_SERVER,
-    CallToolRequestParams,
-    InputRequiredResultOrCallToolResult,
-    params_optional=False,
+TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, InputRequiredResultOrCallToolResult, ToServer]] = (
+    RequestSpec(
+        "tools/call",
+        Direction.CLIENT_TO_SERVER,
+        CallToolRequestParams,
+        InputRequiredResultOrCallToolResult,
+        params_optional=False,
+    )
 )
 # CompleteRequest: client to server
-COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] = RequestSpec(
+COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult, ToServer]] = RequestSpec(
     "completion/complete",
     Direction.CLIENT_TO_SERVER,
     CompleteRequestParams,
@@ -98,16 +100,18 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client (sent inside InputRequiredResult)
-SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
-    "sampling/createMessage",
-    Direction.SERVER_TO_CLIENT,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    params_optional=False,
-    embedded=True,
+SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult, ToClient]] = (
+    RequestSpec(
+        "sampling/createMessage",
+        Direction.SERVER_TO_CLIENT,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        params_optional=False,
+        embedded=True,
+    )
 )
 # DiscoverRequest: client to server
-SERVER_DISCOVER: Final[RequestSpec[RequestParams, DiscoverResult]] = RequestSpec(
+SERVER_DISCOVER: Final[RequestSpec[RequestParams, DiscoverResult, ToServer]] = RequestSpec(
     "server/discover",
     Direction.CLIENT_TO_SERVER,
     RequestParams,
@@ -115,7 +119,7 @@ SERVER_DISCOVER: Final[RequestSpec[RequestParams, DiscoverResult]] = RequestSpec
     params_optional=False,
 )
 # ElicitRequest: server to client (sent inside InputRequiredResult)
-ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult]] = RequestSpec(
+ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult, ToClient]] = RequestSpec(
     "elicitation/create",
     Direction.SERVER_TO_CLIENT,
     ElicitRequestParams,
@@ -124,15 +128,17 @@ ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult]] = Requ
     embedded=True,
 )
 # GetPromptRequest: client to server
-PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, InputRequiredResultOrGetPromptResult]] = RequestSpec(
-    "prompts/get",
-    Direction.CLIENT_TO_SERVER,
-    GetPromptRequestParams,
-    InputRequiredResultOrGetPromptResult,
-    params_optional=False,
+PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, InputRequiredResultOrGetPromptResult, ToServer]] = (
+    RequestSpec(
+        "prompts/get",
+        Direction.CLIENT_TO_SERVER,
+        GetPromptRequestParams,
+        InputRequiredResultOrGetPromptResult,
+        params_optional=False,
+    )
 )
 # ListPromptsRequest: client to server
-PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult]] = RequestSpec(
+PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult, ToServer]] = RequestSpec(
     "prompts/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -140,17 +146,17 @@ PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult]] = Re
     params_optional=False,
 )
 # ListResourceTemplatesRequest: client to server
-RESOURCES_TEMPLATES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourceTemplatesResult]] = (
-    RequestSpec(
-        "resources/templates/list",
-        Direction.CLIENT_TO_SERVER,
-        PaginatedRequestParams,
-        ListResourceTemplatesResult,
-        params_optional=False,
-    )
+RESOURCES_TEMPLATES_LIST: Final[
+    RequestSpec[PaginatedRequestParams, ListResourceTemplatesResult, ToServer]
+] = RequestSpec(
+    "resources/templates/list",
+    Direction.CLIENT_TO_SERVER,
+    PaginatedRequestParams,
+    ListResourceTemplatesResult,
+    params_optional=False,
 )
 # ListResourcesRequest: client to server
-RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult]] = RequestSpec(
+RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult, ToServer]] = RequestSpec(
     "resources/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -158,7 +164,7 @@ RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult]] 
     params_optional=False,
 )
 # ListRootsRequest: server to client (sent inside InputRequiredResult)
-ROOTS_LIST: Final[RequestSpec[ListRootsRequestParams, ListRootsResult]] = RequestSpec(
+ROOTS_LIST: Final[RequestSpec[ListRootsRequestParams, ListRootsResult, ToClient]] = RequestSpec(
     "roots/list",
     Direction.SERVER_TO_CLIENT,
     ListRootsRequestParams,
@@ -167,7 +173,7 @@ ROOTS_LIST: Final[RequestSpec[ListRootsRequestParams, ListRootsResult]] = Reques
     embedded=True,
 )
 # ListToolsRequest: client to server
-TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult]] = RequestSpec(
+TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult, ToServer]] = RequestSpec(
     "tools/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -175,62 +181,64 @@ TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult]] = Reques
     params_optional=False,
 )
 # ReadResourceRequest: client to server
-RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, InputRequiredResultOrReadResourceResult]] = (
-    RequestSpec(
-        "resources/read",
-        Direction.CLIENT_TO_SERVER,
-        ReadResourceRequestParams,
-        InputRequiredResultOrReadResourceResult,
-        params_optional=False,
-    )
+RESOURCES_READ: Final[
+    RequestSpec[ReadResourceRequestParams, InputRequiredResultOrReadResourceResult, ToServer]
+] = RequestSpec(
+    "resources/read",
+    Direction.CLIENT_TO_SERVER,
+    ReadResourceRequestParams,
+    InputRequiredResultOrReadResourceResult,
+    params_optional=False,
 )
 # SubscriptionsListenRequest: client to server
-SUBSCRIPTIONS_LISTEN: Final[RequestSpec[SubscriptionsListenRequestParams, SubscriptionsListenResult]] = (
-    RequestSpec(
-        "subscriptions/listen",
-        Direction.CLIENT_TO_SERVER,
-        SubscriptionsListenRequestParams,
-        SubscriptionsListenResult,
-        params_optional=False,
-    )
+SUBSCRIPTIONS_LISTEN: Final[
+    RequestSpec[SubscriptionsListenRequestParams, SubscriptionsListenResult, ToServer]
+] = RequestSpec(
+    "subscriptions/listen",
+    Direction.CLIENT_TO_SERVER,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+    params_optional=False,
 )
 # CancelledNotification: both
-NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams, Both]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # LoggingMessageNotification: server to client
-NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams, ToClient]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: server to client
-NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams, ToClient]] = NotificationSpec(
     "notifications/progress",
     Direction.SERVER_TO_CLIENT,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
-    "notifications/resources/list_changed",
-    Direction.SERVER_TO_CLIENT,
-    NotificationParams,
-    params_optional=True,
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = (
+    NotificationSpec(
+        "notifications/resources/list_changed",
+        Direction.SERVER_TO_CLIENT,
+        NotificationParams,
+        params_optional=True,
+    )
 )
 # ResourceUpdatedNotification: server to client
-NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = (
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams, ToClient]] = (
     NotificationSpec(
         "notifications/resources/updated",
         Direction.SERVER_TO_CLIENT,
@@ -240,7 +248,7 @@ NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificat
 )
 # SubscriptionsAcknowledgedNotification: server to client
 NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: Final[
-    NotificationSpec[SubscriptionsAcknowledgedNotificationParams]
+    NotificationSpec[SubscriptionsAcknowledgedNotificationParams, ToClient]
 ] = NotificationSpec(
     "notifications/subscriptions/acknowledged",
     Direction.SERVER_TO_CLIENT,
@@ -248,7 +256,7 @@ NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: Final[
     params_optional=False,
 )
 # ToolListChangedNotification: server to client
-NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
@@ -256,7 +264,7 @@ NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = 
 )
 
 # Every request method, by wire name.
-REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
+REQUESTS: Final[Mapping[str, RequestSpec[Any, Any, Any]]] = MappingProxyType(
     {
         "completion/complete": COMPLETION_COMPLETE,
         "elicitation/create": ELICITATION_CREATE,
@@ -275,7 +283,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
 )
 
 # Every notification method, by wire name.
-NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
+NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any, Any]]] = MappingProxyType(
     {
         "notifications/cancelled": NOTIFICATIONS_CANCELLED,
         "notifications/message": NOTIFICATIONS_MESSAGE,
