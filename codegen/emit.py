@@ -7,13 +7,14 @@ come from the schema sorted by name, so the output is byte-stable for the same i
 from __future__ import annotations
 
 import re
-import textwrap
+from collections.abc import Collection
 
 from codegen import GENERATOR_VERSION
 from codegen.model import AliasDef, MethodDef, SchemaModel, StructDef, pascal
 from codegen.pins import Pin
 
 WIDTH = 96
+SPEC_SITE = "https://modelcontextprotocol.io"
 
 
 def header(pin: Pin, what: str) -> str:
@@ -44,25 +45,55 @@ def _docstring(text: str | None, indent: str) -> list[str]:
     return out
 
 
-def _comment(text: str | None) -> list[str]:
-    if not text:
-        return []
-    out: list[str] = []
-    for paragraph in text.strip().splitlines():
-        wrapped = textwrap.wrap(paragraph, WIDTH - 2) or [""]
-        out += [f"# {line}".rstrip() for line in wrapped]
-    return out
+_LINK = re.compile(r"\{@link\s+([^{}]*?)\s*\}")
+# A Markdown link to a page of the specification's site, relative to the site's root.
+_SITE_LINK = re.compile(r"\]\((/[^)\s#]*?)(?:/index)?(#[^)\s]*)?\)")
+
+
+def _link(target: str, names: Collection[str]) -> str:
+    """One ``{@link ...}``: the definition (or member path) it names, then its label if any.
+
+    The schema's text runs the two together (``CallToolRequesttools/call`` for
+    ``{@link CallToolRequest tools/call}``), so the target is the longest definition name the
+    text starts with, with any ``.member`` path after it.
+    """
+    known = max((n for n in names if target.startswith(n)), key=len, default=None)
+    if known is None:
+        parts = re.split(r"\s*\|\s*|\s+", target, maxsplit=1)
+        name, label = parts[0], (parts[1] if len(parts) > 1 else "")
+    else:
+        path = re.match(r"(?:\.[A-Za-z_][A-Za-z0-9_]*)*", target[len(known) :])
+        name = known + (path.group(0) if path else "")
+        label = target[len(name) :].strip().lstrip("|").strip()
+    if not label:
+        return f"``{name}``"
+    if re.fullmatch(r"[^\s`]+", label):
+        return f"``{label}``"
+    return f"{label} (``{name}``)"
+
+
+def spec_text(text: str, names: Collection[str]) -> str:
+    """Schema prose made fit for a docstring.
+
+    ``{@link X}`` becomes ``X`` in double backquotes; a labelled link becomes its label (in
+    double backquotes when it is one word, such as a method name, else followed by the
+    target). Links relative to the specification's site become absolute:
+    ``/specification/2025-06-18/basic/index#meta`` is
+    ``https://modelcontextprotocol.io/specification/2025-06-18/basic#meta``.
+    """
+    text = _LINK.sub(lambda m: _link(m.group(1), names), text)
+    return _SITE_LINK.sub(lambda m: f"]({SPEC_SITE}{m.group(1)}{m.group(2) or ''})", text)
 
 
 # -- structs ---------------------------------------------------------------------------------
 
 
-def _struct(struct: StructDef) -> list[str]:
+def _struct(struct: StructDef, names: Collection[str]) -> list[str]:
     options = ", kw_only=True"  # msgspec does not inherit kw_only
     if struct.tag_field is not None:
         options += f", tag_field={struct.tag_field!r}, tag={struct.tag!r}"
     out = [f"class {struct.name}(SchemaStruct{options}):"]
-    doc = struct.doc
+    doc = spec_text(struct.doc, names) if struct.doc else None
     if struct.origin != "definition":
         note = f"Inline object at ``{struct.origin}`` in the schema."
         doc = f"{doc}\n\n{note}" if doc else note
@@ -81,7 +112,7 @@ def _struct(struct: StructDef) -> list[str]:
             out.append(f"    {f.attr}: {f.annotation} = {f.default}")
         else:
             out.append(f"    {f.attr}: {f.annotation}")
-        out += _docstring(f.doc, "    ")
+        out += _docstring(spec_text(f.doc, names) if f.doc else None, "    ")
     if not struct.fields and not doc:
         out.append("    pass")
     return out
@@ -106,13 +137,14 @@ def _ordered_aliases(aliases: dict[str, AliasDef]) -> list[AliasDef]:
     return done
 
 
-def _alias(alias: AliasDef) -> list[str]:
-    out = _comment(alias.doc)
+def _alias(alias: AliasDef, names: Collection[str]) -> list[str]:
+    """The alias, its description after it as a docstring (PEP 257's attribute docstring; in
+    the branch the type checker reads, for the aliases that differ at run time)."""
+    doc = spec_text(alias.doc, names) if alias.doc else None
     if alias.kind == "plain":
-        return out + [f"{alias.name}: TypeAlias = {alias.expr}"]
+        return [f"{alias.name}: TypeAlias = {alias.expr}", *_docstring(doc, "")]
     static = alias.expr + (" | UnknownContent" if alias.kind == "content" else "")
-    out.append("if TYPE_CHECKING:")
-    out.append(f"    {alias.name}: TypeAlias = {static}")
+    out = ["if TYPE_CHECKING:", f"    {alias.name}: TypeAlias = {static}", *_docstring(doc, "    ")]
     out.append("else:")
     if alias.kind == "content":
         out.append(f"    {alias.name} = {alias.expr}")
@@ -123,8 +155,16 @@ def _alias(alias: AliasDef) -> list[str]:
     return out
 
 
+# What a version's ``structs`` module exports besides its structs and aliases.
+STRUCTS_EXTRAS = ("UNSET", "UnknownContent", "UnsetType")
+
+
+def _struct_exports(model: SchemaModel) -> list[str]:
+    return sorted([*model.structs, *model.aliases]) + list(STRUCTS_EXTRAS)
+
+
 def structs_module(pin: Pin, model: SchemaModel) -> str:
-    names = sorted([*model.structs, *model.aliases])
+    known = frozenset([*model.definitions, *model.structs, *model.aliases])
     lines = [
         header(pin, "Types"),
         '"""msgspec structs for every definition of the MCP schema ' + pin.version + '."""',
@@ -139,18 +179,15 @@ def structs_module(pin: Pin, model: SchemaModel) -> str:
         "from mcpbind.unions import UnknownContent, resolved_union",
         "",
         "__all__ = [",
-        *[f"    {n!r}," for n in names],
-        "    'UNSET',",
-        "    'UnknownContent',",
-        "    'UnsetType',",
+        *[f"    {n!r}," for n in _struct_exports(model)],
         "]",
         "",
     ]
     for name in sorted(model.structs):
-        lines += ["", ""] + _struct(model.structs[name])
+        lines += ["", ""] + _struct(model.structs[name], known)
     lines += ["", ""]
     for alias in _ordered_aliases(model.aliases):
-        lines += [""] + _alias(alias)
+        lines += [""] + _alias(alias, known)
     return "\n".join(lines) + "\n"
 
 
@@ -369,10 +406,13 @@ def package_init(pin: Pin, model: SchemaModel) -> str:
             "from __future__ import annotations",
             "",
             "from . import methods, stubs",
-            "from .structs import *  # noqa: F403",
-            "from .structs import __all__ as _structs",
+            "from .structs import (",
+            *[f"    {n}," for n in _struct_exports(model)],
+            ")",
             "",
-            "__all__ = [*_structs, 'methods', 'stubs']",
+            "__all__ = [",
+            *[f"    {n!r}," for n in [*_struct_exports(model), "methods", "stubs"]],
+            "]",
             "",
         ]
     )
