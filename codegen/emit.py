@@ -7,13 +7,14 @@ come from the schema sorted by name, so the output is byte-stable for the same i
 from __future__ import annotations
 
 import re
-import textwrap
+from collections.abc import Collection
 
 from codegen import GENERATOR_VERSION
 from codegen.model import AliasDef, MethodDef, SchemaModel, StructDef, pascal
 from codegen.pins import Pin
 
 WIDTH = 96
+SPEC_SITE = "https://modelcontextprotocol.io"
 
 
 def header(pin: Pin, what: str) -> str:
@@ -44,25 +45,55 @@ def _docstring(text: str | None, indent: str) -> list[str]:
     return out
 
 
-def _comment(text: str | None) -> list[str]:
-    if not text:
-        return []
-    out: list[str] = []
-    for paragraph in text.strip().splitlines():
-        wrapped = textwrap.wrap(paragraph, WIDTH - 2) or [""]
-        out += [f"# {line}".rstrip() for line in wrapped]
-    return out
+_LINK = re.compile(r"\{@link\s+([^{}]*?)\s*\}")
+# A Markdown link to a page of the specification's site, relative to the site's root.
+_SITE_LINK = re.compile(r"\]\((/[^)\s#]*?)(?:/index)?(#[^)\s]*)?\)")
+
+
+def _link(target: str, names: Collection[str]) -> str:
+    """One ``{@link ...}``: the definition (or member path) it names, then its label if any.
+
+    The schema's text runs the two together (``CallToolRequesttools/call`` for
+    ``{@link CallToolRequest tools/call}``), so the target is the longest definition name the
+    text starts with, with any ``.member`` path after it.
+    """
+    known = max((n for n in names if target.startswith(n)), key=len, default=None)
+    if known is None:
+        parts = re.split(r"\s*\|\s*|\s+", target, maxsplit=1)
+        name, label = parts[0], (parts[1] if len(parts) > 1 else "")
+    else:
+        path = re.match(r"(?:\.[A-Za-z_][A-Za-z0-9_]*)*", target[len(known) :])
+        name = known + (path.group(0) if path else "")
+        label = target[len(name) :].strip().lstrip("|").strip()
+    if not label:
+        return f"``{name}``"
+    if re.fullmatch(r"[^\s`]+", label):
+        return f"``{label}``"
+    return f"{label} (``{name}``)"
+
+
+def spec_text(text: str, names: Collection[str]) -> str:
+    """Schema prose made fit for a docstring.
+
+    ``{@link X}`` becomes ``X`` in double backquotes; a labelled link becomes its label (in
+    double backquotes when it is one word, such as a method name, else followed by the
+    target). Links relative to the specification's site become absolute:
+    ``/specification/2025-06-18/basic/index#meta`` is
+    ``https://modelcontextprotocol.io/specification/2025-06-18/basic#meta``.
+    """
+    text = _LINK.sub(lambda m: _link(m.group(1), names), text)
+    return _SITE_LINK.sub(lambda m: f"]({SPEC_SITE}{m.group(1)}{m.group(2) or ''})", text)
 
 
 # -- structs ---------------------------------------------------------------------------------
 
 
-def _struct(struct: StructDef) -> list[str]:
+def _struct(struct: StructDef, names: Collection[str]) -> list[str]:
     options = ", kw_only=True"  # msgspec does not inherit kw_only
     if struct.tag_field is not None:
         options += f", tag_field={struct.tag_field!r}, tag={struct.tag!r}"
     out = [f"class {struct.name}(SchemaStruct{options}):"]
-    doc = struct.doc
+    doc = spec_text(struct.doc, names) if struct.doc else None
     if struct.origin != "definition":
         note = f"Inline object at ``{struct.origin}`` in the schema."
         doc = f"{doc}\n\n{note}" if doc else note
@@ -81,7 +112,7 @@ def _struct(struct: StructDef) -> list[str]:
             out.append(f"    {f.attr}: {f.annotation} = {f.default}")
         else:
             out.append(f"    {f.attr}: {f.annotation}")
-        out += _docstring(f.doc, "    ")
+        out += _docstring(spec_text(f.doc, names) if f.doc else None, "    ")
     if not struct.fields and not doc:
         out.append("    pass")
     return out
@@ -106,13 +137,14 @@ def _ordered_aliases(aliases: dict[str, AliasDef]) -> list[AliasDef]:
     return done
 
 
-def _alias(alias: AliasDef) -> list[str]:
-    out = _comment(alias.doc)
+def _alias(alias: AliasDef, names: Collection[str]) -> list[str]:
+    """The alias, its description after it as a docstring (PEP 257's attribute docstring; in
+    the branch the type checker reads, for the aliases that differ at run time)."""
+    doc = spec_text(alias.doc, names) if alias.doc else None
     if alias.kind == "plain":
-        return out + [f"{alias.name}: TypeAlias = {alias.expr}"]
+        return [f"{alias.name}: TypeAlias = {alias.expr}", *_docstring(doc, "")]
     static = alias.expr + (" | UnknownContent" if alias.kind == "content" else "")
-    out.append("if TYPE_CHECKING:")
-    out.append(f"    {alias.name}: TypeAlias = {static}")
+    out = ["if TYPE_CHECKING:", f"    {alias.name}: TypeAlias = {static}", *_docstring(doc, "    ")]
     out.append("else:")
     if alias.kind == "content":
         out.append(f"    {alias.name} = {alias.expr}")
@@ -123,8 +155,16 @@ def _alias(alias: AliasDef) -> list[str]:
     return out
 
 
+# What a version's ``structs`` module exports besides its structs and aliases.
+STRUCTS_EXTRAS = ("UNSET", "UnknownContent", "UnsetType")
+
+
+def _struct_exports(model: SchemaModel) -> list[str]:
+    return sorted([*model.structs, *model.aliases]) + list(STRUCTS_EXTRAS)
+
+
 def structs_module(pin: Pin, model: SchemaModel) -> str:
-    names = sorted([*model.structs, *model.aliases])
+    known = frozenset([*model.definitions, *model.structs, *model.aliases])
     lines = [
         header(pin, "Types"),
         '"""msgspec structs for every definition of the MCP schema ' + pin.version + '."""',
@@ -139,42 +179,81 @@ def structs_module(pin: Pin, model: SchemaModel) -> str:
         "from mcpbind.unions import UnknownContent, resolved_union",
         "",
         "__all__ = [",
-        *[f"    {n!r}," for n in names],
-        "    'UNSET',",
-        "    'UnknownContent',",
-        "    'UnsetType',",
+        *[f"    {n!r}," for n in _struct_exports(model)],
         "]",
         "",
     ]
     for name in sorted(model.structs):
-        lines += ["", ""] + _struct(model.structs[name])
+        lines += ["", ""] + _struct(model.structs[name], known)
     lines += ["", ""]
     for alias in _ordered_aliases(model.aliases):
-        lines += [""] + _alias(alias)
+        lines += [""] + _alias(alias, known)
     return "\n".join(lines) + "\n"
 
 
 # -- method table ----------------------------------------------------------------------------
 
 
-def const_name(method: str) -> str:
-    name = method.removeprefix("notifications/")
-    return re.sub(r"[^0-9A-Za-z]+", "_", name).upper()
+# Names a method constant may not take: the table's own members.
+TABLE_NAMES = frozenset({"BATCHING", "NOTIFICATIONS", "PROTOCOL_VERSION", "REQUESTS"})
+NOTIFICATION_PREFIX = "notifications/"
+
+
+def _words(wire: str) -> list[str]:
+    """The words of a wire name: split at every non-alphanumeric and camelCase boundary."""
+    words: list[str] = []
+    for part in re.split(r"[^0-9A-Za-z]+", wire):
+        part = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", part)
+        part = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", "_", part)
+        words += [w for w in part.split("_") if w]
+    return words
+
+
+def const_name(entry: MethodDef) -> str:
+    """The constant of a method in ``methods.py``: the words of its wire name, upper case.
+
+    ``sampling/createMessage`` is ``SAMPLING_CREATE_MESSAGE``. A notification's constant always
+    starts with ``NOTIFICATIONS_`` (every MCP notification is named ``notifications/...``; one
+    that is not gets the prefix all the same), so a request and a notification never share a
+    name: ``initialize`` is ``INITIALIZE``, ``notifications/initialized`` is
+    ``NOTIFICATIONS_INITIALIZED``.
+    """
+    if entry.kind == "notification":
+        words = ["notifications", *_words(entry.method.removeprefix(NOTIFICATION_PREFIX))]
+    else:
+        words = _words(entry.method)
+    return "_".join(words).upper()
 
 
 def handler_name(entry: MethodDef) -> str:
-    return "on_" + const_name(entry.method).lower()
+    """The handler method of the stubs: ``on_`` and the constant in lower case
+    (``on_tools_call``, ``on_sampling_create_message``, ``on_notifications_initialized``)."""
+    return "on_" + const_name(entry).lower()
+
+
+def _const_names(pin: Pin, model: SchemaModel) -> list[str]:
+    consts = [const_name(m) for m in model.methods]
+    clashes = sorted({c for c in consts if consts.count(c) > 1} | (set(consts) & TABLE_NAMES))
+    if clashes:
+        raise ValueError(f"{pin.version}: method constant names clash: {clashes}")
+    return consts
 
 
 def _names_in(expr: str) -> set[str]:
     return set(re.findall(r"\b[A-Z][A-Za-z0-9]*\b", expr)) - {"Any", "Literal", "None"}
 
 
+# The type-level direction (``mcpbind.methods``) of each ``MethodDef.direction``.
+DIRECTION_TYPES = {"CLIENT_TO_SERVER": "ToServer", "SERVER_TO_CLIENT": "ToClient", "BOTH": "Both"}
+
+
 def methods_module(pin: Pin, model: SchemaModel) -> str:
     imported = sorted({n for m in model.methods for n in _names_in(m.params + " " + (m.result or ""))})
-    consts = [const_name(m.method) for m in model.methods]
-    if len(set(consts)) != len(consts):
-        raise ValueError(f"{pin.version}: two methods share a constant name")
+    consts = _const_names(pin, model)
+    runtime_names = sorted(
+        {"Direction", "NotificationSpec", "RequestSpec"}
+        | {DIRECTION_TYPES[m.direction] for m in model.methods}
+    )
     lines = [
         header(pin, "Method table"),
         f'"""Every request and notification method of MCP {pin.version}, with direction and types."""',
@@ -185,7 +264,7 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
         "from types import MappingProxyType",
         "from typing import Any, Final",
         "",
-        "from mcpbind.methods import Direction, NotificationSpec, RequestSpec",
+        f"from mcpbind.methods import {', '.join(runtime_names)}",
         "",
         "from .structs import (",
         *[f"    {n}," for n in imported],
@@ -210,7 +289,8 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
         lines += [
             f"# {m.definition}: {m.direction.replace('_', ' ').lower()}"
             + (" (sent inside InputRequiredResult)" if m.embedded else ""),
-            f"{const_name(m.method)}: Final[RequestSpec[{m.params}, {m.result}]] = RequestSpec(",
+            f"{const_name(m)}: Final[RequestSpec[{m.params}, {m.result}, {DIRECTION_TYPES[m.direction]}]]"
+            " = RequestSpec(",
             f"    {m.method!r},",
             f"    Direction.{m.direction},",
             f"    {m.params},",
@@ -221,7 +301,8 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
     for m in notes:
         lines += [
             f"# {m.definition}: {m.direction.replace('_', ' ').lower()}",
-            f"{const_name(m.method)}: Final[NotificationSpec[{m.params}]] = NotificationSpec(",
+            f"{const_name(m)}: Final[NotificationSpec[{m.params}, {DIRECTION_TYPES[m.direction]}]]"
+            " = NotificationSpec(",
             f"    {m.method!r},",
             f"    Direction.{m.direction},",
             f"    {m.params},",
@@ -229,16 +310,14 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
             ")",
         ]
     lines += ["", "# Every request method, by wire name."]
-    lines.append("REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(")
+    lines.append("REQUESTS: Final[Mapping[str, RequestSpec[Any, Any, Any]]] = MappingProxyType(")
     lines.append("    {")
-    lines += [
-        f"        {m.method!r}: {const_name(m.method)}," for m in sorted(requests, key=lambda m: m.method)
-    ]
+    lines += [f"        {m.method!r}: {const_name(m)}," for m in sorted(requests, key=lambda m: m.method)]
     lines += ["    }", ")"]
     lines += ["", "# Every notification method, by wire name."]
-    lines.append("NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(")
+    lines.append("NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any, Any]]] = MappingProxyType(")
     lines.append("    {")
-    lines += [f"        {m.method!r}: {const_name(m.method)}," for m in sorted(notes, key=lambda m: m.method)]
+    lines += [f"        {m.method!r}: {const_name(m)}," for m in sorted(notes, key=lambda m: m.method)]
     lines += ["    }", ")"]
     return "\n".join(lines) + "\n"
 
@@ -247,7 +326,7 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
 
 
 def _handles(m: MethodDef) -> str:
-    return "Handles" + pascal(const_name(m.method).lower())
+    return "Handles" + pascal(const_name(m).lower())
 
 
 def stubs_module(pin: Pin, model: SchemaModel) -> str:
@@ -263,18 +342,24 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
         "sends), ``ClientHandlers`` what a client may handle. Each handler is also its own",
         "protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the",
         "signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.",
+        "``HANDLER_METHODS`` maps each handler's name to the wire method it answers.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "from typing import Any, Protocol, TypeVar",
+        "from collections.abc import Mapping",
+        "from types import MappingProxyType",
+        "from typing import Any, Final, Protocol, TypeVar",
         "",
         "from .structs import (",
         *[f"    {n}," for n in imported],
         ")",
         "",
         "__all__ = [",
-        *[f"    {n!r}," for n in sorted([*mixins, "ClientHandlers", "CtxT", "ServerHandlers"])],
+        *[
+            f"    {n!r},"
+            for n in sorted([*mixins, "ClientHandlers", "CtxT", "HANDLER_METHODS", "ServerHandlers"])
+        ],
         "]",
         "",
         "CtxT = TypeVar('CtxT', contravariant=True)",
@@ -304,6 +389,11 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
             f'    """Every handler a {side} may implement."""',
             "",
         ]
+    lines += ["", "# The wire method each handler answers, by handler name."]
+    lines.append("HANDLER_METHODS: Final[Mapping[str, str]] = MappingProxyType(")
+    lines.append("    {")
+    lines += [f"        {handler_name(m)!r}: {m.method!r}," for m in sorted(model.methods, key=handler_name)]
+    lines += ["    }", ")"]
     return "\n".join(lines) + "\n"
 
 
@@ -316,10 +406,13 @@ def package_init(pin: Pin, model: SchemaModel) -> str:
             "from __future__ import annotations",
             "",
             "from . import methods, stubs",
-            "from .structs import *  # noqa: F403",
-            "from .structs import __all__ as _structs",
+            "from .structs import (",
+            *[f"    {n}," for n in _struct_exports(model)],
+            ")",
             "",
-            "__all__ = [*_structs, 'methods', 'stubs']",
+            "__all__ = [",
+            *[f"    {n!r}," for n in [*_struct_exports(model), "methods", "stubs"]],
+            "]",
             "",
         ]
     )

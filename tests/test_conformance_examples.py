@@ -428,7 +428,9 @@ async def test_subscribe_and_unsubscribe() -> None:
             second.set()
 
     server = build_server()
-    client = Client("tester", "0.1", notification_handlers={methods.RESOURCES_UPDATED.method: on_updated})
+    client = Client(
+        "tester", "0.1", notification_handlers={methods.NOTIFICATIONS_RESOURCES_UPDATED.method: on_updated}
+    )
     async with connected(server, client) as session:
         await session.subscribe_resource("test://watched-resource")
         await server.resource_updated("test://watched-resource")  # sent: subscribed

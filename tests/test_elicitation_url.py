@@ -226,7 +226,7 @@ async def test_elicitation_complete_reaches_the_client_that_was_asked(anyio_back
         await notify_elicitation_complete(ctx.session, LINK.elicitation_id)
         return "done"
 
-    handlers = {methods.ELICITATION_COMPLETE.method: on_complete}
+    handlers = {methods.NOTIFICATIONS_ELICITATION_COMPLETE.method: on_complete}
     client = Client(
         "c", "1", elicitation=Recorder(), elicitation_modes=("url",), notification_handlers=handlers
     )

@@ -221,7 +221,7 @@ async def test_requests_from_outside_a_handler_need_the_get_stream(
     outcome: list[str] = []
     done = anyio.Event()
 
-    @server.on_notification(methods.ROOTS_LIST_CHANGED)
+    @server.on_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
     async def roots_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         try:
             outcome.append(await reach_client("roots", ctx))

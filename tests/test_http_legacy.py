@@ -99,7 +99,7 @@ def make_server(probe: Probe, max_pending_requests: int = 64) -> Server:
             await ctx.log("info", "x" * size)
         return "flooded"
 
-    @server.on_notification(methods.ROOTS_LIST_CHANGED)
+    @server.on_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
     async def roots_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         probe.notified += 1
         await probe.release.wait()
@@ -685,7 +685,7 @@ async def test_a_reading_client_keeps_up_with_a_burst(asgi_server: ServerName) -
     all_in = anyio.Event()
     listener = Client("listener", "1")
 
-    @listener.on_notification(methods.TOOLS_LIST_CHANGED)
+    @listener.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
     async def changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         nonlocal got
         got += 1

@@ -78,7 +78,7 @@ async def test_a_server_that_logs_declares_logging(anyio_backend: str, how: str)
     else:
         server = server_with_tools()
 
-        @server.on(methods.LOGGING_SETLEVEL)
+        @server.on(methods.LOGGING_SET_LEVEL)
         async def set_level(params: types.SetLevelRequestParams, ctx: RequestContext) -> types.Result:
             levels.append(params.level)
             ctx.session.log_level = params.level
@@ -99,7 +99,7 @@ async def test_a_server_that_logs_declares_logging(anyio_backend: str, how: str)
 async def test_logging_false_and_given_capabilities_are_respected(anyio_backend: str) -> None:
     server = server_with_tools(logs=False)
 
-    @server.on(methods.LOGGING_SETLEVEL)
+    @server.on(methods.LOGGING_SET_LEVEL)
     async def set_level(params: types.SetLevelRequestParams, ctx: RequestContext) -> types.Result:
         return types.Result()
 

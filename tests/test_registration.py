@@ -48,7 +48,7 @@ async def raw(params: Any, ctx: RequestContext) -> Any:
     raise AssertionError("never called")
 
 
-CLASHES: list[tuple[str, Callable[[Server], None], RequestSpec[Any, Any]]] = [
+CLASHES: list[tuple[str, Callable[[Server], None], RequestSpec[Any, Any, Any]]] = [
     ("tool", add_tool, methods.TOOLS_CALL),
     ("tool", add_tool, methods.TOOLS_LIST),
     ("resource", add_resource, methods.RESOURCES_READ),
@@ -63,7 +63,7 @@ IDS = [f"{spec.method}-{add.__name__}" for _, add, spec in CLASHES]
 
 @pytest.mark.parametrize(("decorator", "add", "spec"), CLASHES, ids=IDS)
 def test_a_handler_after_the_decorator_is_refused(
-    decorator: str, add: Callable[[Server], None], spec: RequestSpec[Any, Any]
+    decorator: str, add: Callable[[Server], None], spec: RequestSpec[Any, Any, Any]
 ) -> None:
     server = Server("clash", "1")
     add(server)
@@ -76,7 +76,7 @@ def test_a_handler_after_the_decorator_is_refused(
 
 @pytest.mark.parametrize(("decorator", "add", "spec"), CLASHES, ids=IDS)
 def test_the_decorator_after_a_handler_is_refused(
-    decorator: str, add: Callable[[Server], None], spec: RequestSpec[Any, Any]
+    decorator: str, add: Callable[[Server], None], spec: RequestSpec[Any, Any, Any]
 ) -> None:
     server = Server("clash", "1")
     server.on(spec)(raw)

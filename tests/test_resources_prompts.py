@@ -129,7 +129,7 @@ async def test_reading() -> None:
         await client.ping()  # the server goes on
 
 
-def watching(*specs: NotificationSpec[Any]) -> tuple[Client, anyio.abc.ObjectReceiveStream[str]]:
+def watching(*specs: NotificationSpec[Any, Any]) -> tuple[Client, anyio.abc.ObjectReceiveStream[str]]:
     """A client that puts what each notification of ``specs`` tells (its URI, else its method)
     into the returned stream."""
     client = Client("watcher", "1")
@@ -151,8 +151,8 @@ async def next_seen(stream: anyio.abc.ObjectReceiveStream[str]) -> str:
 
 
 async def test_subscriptions_reach_only_subscribers() -> None:
-    watcher, updates = watching(methods.RESOURCES_UPDATED)
-    bystander, other_updates = watching(methods.RESOURCES_UPDATED)
+    watcher, updates = watching(methods.NOTIFICATIONS_RESOURCES_UPDATED)
+    bystander, other_updates = watching(methods.NOTIFICATIONS_RESOURCES_UPDATED)
     async with connected(server, watcher) as client, connected(server, bystander) as other:
         await client.subscribe_resource("config://app")
         await client.subscribe_resource("note://today")
@@ -274,7 +274,9 @@ def build() -> Server:
 
 async def test_adding_and_removing_prompts_and_resources_tells_clients() -> None:
     changing = build()
-    watcher, changes = watching(methods.PROMPTS_LIST_CHANGED, methods.RESOURCES_LIST_CHANGED)
+    watcher, changes = watching(
+        methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED
+    )
     prompts_changed = "notifications/prompts/list_changed"
     resources_changed = "notifications/resources/list_changed"
     async with connected(changing, watcher) as client:

@@ -95,7 +95,7 @@ async def test_removing_a_tool_tells_connected_clients() -> None:
     changes: list[str] = []
     client_side = Client("c", "1")
 
-    @client_side.on_notification(methods.TOOLS_LIST_CHANGED)
+    @client_side.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
     async def changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         changes.append(ctx.method)
 

@@ -520,7 +520,7 @@ async def test_notifications_both_ways() -> None:
     server = echo_server(logging=True)
     changed = anyio.Event()
 
-    @server.on_notification(methods.ROOTS_LIST_CHANGED)
+    @server.on_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
     async def roots_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         assert ctx.request_id is None and ctx.method == "notifications/roots/list_changed"
         changed.set()
@@ -536,11 +536,11 @@ async def test_notifications_both_ways() -> None:
     client_side = Client("t", "1", logging=on_log, roots=roots)
     seen: list[str] = []
 
-    @client_side.on_notification(methods.TOOLS_LIST_CHANGED)
+    @client_side.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
     async def tools_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         seen.append(ctx.method)
 
-    @client_side.on_notification(methods.RESOURCES_UPDATED)
+    @client_side.on_notification(methods.NOTIFICATIONS_RESOURCES_UPDATED)
     async def updated(params: types.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
         seen.append(params.uri)
 
@@ -587,12 +587,13 @@ async def test_pending_requests_fail_when_the_connection_closes() -> None:
 
 
 async def test_a_side_only_handles_what_its_peer_sends() -> None:
+    # Type errors too (tests/test_typing.py); the run-time check stays for untyped code.
     with pytest.raises(ValueError, match="does not receive sampling/createMessage"):
-        Server("s", "1").on(methods.SAMPLING_CREATEMESSAGE)
+        Server("s", "1").on(methods.SAMPLING_CREATE_MESSAGE)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not receive tools/call"):
-        Client("c", "1").on(methods.TOOLS_CALL)
+        Client("c", "1").on(methods.TOOLS_CALL)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not receive notifications/tools/list_changed"):
-        Server("s", "1").on_notification(methods.TOOLS_LIST_CHANGED)
+        Server("s", "1").on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)  # type: ignore[arg-type]
     client = Client("c", "1")
 
     @client.on(methods.ROOTS_LIST)

@@ -240,7 +240,7 @@ async def test_notifications_run_their_handler_in_the_feeding_task() -> None:
     server = make_server(Gate())
     seen: list[str] = []
 
-    @server.on_notification(types.methods.ROOTS_LIST_CHANGED)
+    @server.on_notification(types.methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
     async def changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         seen.append(ctx.method)
 

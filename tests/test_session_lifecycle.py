@@ -205,7 +205,7 @@ async def test_notification_handlers_do_not_see_each_others_context_variables() 
     server = become_server()
     seen: list[str] = []
 
-    @server.on_notification(types.methods.ROOTS_LIST_CHANGED)
+    @server.on_notification(types.methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
     async def roots_changed(params: types.NotificationParams, ctx: RequestContext) -> None:
         seen.append(user.get())
         user.set("changed")

@@ -16,7 +16,7 @@ from mcpbind.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, M
 from mcpbind.media import Audio, Image
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.session import RequestContext, ServerContext
 from mcpbind.tools import FunctionTool
 from tests.harness import connected
 
@@ -219,6 +219,19 @@ def returns_points_or_text() -> list[Point] | str:
 def test_which_return_annotations_promise_structured_output(fn: Callable[[], Any], structured: bool) -> None:
     tool = FunctionTool(fn, fn.__name__)
     assert (tool.output_schema is not None) is structured
+
+
+async def test_a_parameter_typed_server_context_receives_the_context() -> None:
+    async def where(name: str, ctx: ServerContext) -> str:
+        return f"{name} via {ctx.method}"
+
+    tool = FunctionTool(where, "where")
+    assert tool.definition().input_schema["properties"].keys() == {"name"}
+    own = Server("typed", "1")
+    own.tool()(where)
+    async with connected(own) as client:
+        result = await client.call_tool("where", {"name": "x"})
+    assert result.content == [types.TextContent(text="x via tools/call")]
 
 
 def test_parameter_descriptions_from_docstrings() -> None:

@@ -1,13 +1,16 @@
 """The generated handler protocols and method specs hold up under mypy --strict.
 
 The classes below are checked by `nox -s typecheck` (warn_unused_ignores is on, so every
-``type: ignore`` here must mark a real error); the test at the end runs mypy on a wrong handler
-and checks that it is rejected with a message a user can act on.
+``type: ignore`` here must mark a real error); the tests run mypy on a wrong handler and check
+that it is rejected with a message a user can act on, and on registrations and sends in both
+directions, checking that exactly the wrong-way ones are errors.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -16,7 +19,8 @@ from typing import Any
 import pytest
 from typing_extensions import assert_type
 
-from mcpbind.methods import RequestSpec
+from mcpbind.methods import Direction, NotificationSpec, RequestSpec, ToServer
+from mcpbind.schema import VERSIONS, load
 from mcpbind.schema.v2025_06_18 import (
     CallToolRequestParams,
     CallToolResult,
@@ -67,10 +71,10 @@ def structural_check() -> None:
 
 def specs_carry_their_types(raw: bytes) -> None:
     spec = methods.TOOLS_CALL
-    assert_type(spec, RequestSpec[CallToolRequestParams, CallToolResult])
+    assert_type(spec, RequestSpec[CallToolRequestParams, CallToolResult, ToServer])
     assert_type(spec.decode_params(raw), CallToolRequestParams)
     assert_type(spec.decode_result(raw), CallToolResult)
-    wrong: RequestSpec[ListToolsRequestParams, Any] = methods.TOOLS_CALL  # type: ignore[assignment]
+    wrong: RequestSpec[ListToolsRequestParams, Any, Any] = methods.TOOLS_CALL  # type: ignore[assignment]
     del wrong
 
 
@@ -134,3 +138,131 @@ def server_registration_is_checked() -> None:
         params: latest.CallToolRequestParams, ctx: RequestContext
     ) -> latest.ListToolsResult:
         return latest.ListToolsResult(tools=[])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_each_spec_declares_its_run_time_direction(version: str) -> None:
+    methods = load(version).methods
+    declared = {
+        Direction.CLIENT_TO_SERVER: "ToServer",
+        Direction.SERVER_TO_CLIENT: "ToClient",
+        Direction.BOTH: "Both",
+    }
+    specs = {
+        name: spec for name, spec in vars(methods).items() if isinstance(spec, RequestSpec | NotificationSpec)
+    }
+    assert len(specs) == len(methods.REQUESTS) + len(methods.NOTIFICATIONS)
+    for name, spec in specs.items():
+        annotation = " ".join(methods.__annotations__[name].split())
+        assert annotation.endswith(f", {declared[spec.direction]}]]"), (name, annotation)
+
+
+# Every line marked "# E" must be a mypy error, and no other line.
+DIRECTIONS = """
+from mcpbind.client import Client, ClientSession
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.schema.v2025_11_25 import methods
+from mcpbind.server import Server
+from mcpbind.session import ClientContext, RequestContext
+
+server = Server("s", "1")
+client = Client("c", "1")
+
+
+@server.on(methods.TOOLS_CALL)
+async def call(params: types.CallToolRequestParams, ctx: RequestContext) -> types.CallToolResult:
+    await ctx.request(methods.ROOTS_LIST, types.RequestParams())
+    await ctx.request(methods.PING, types.RequestParams())
+    await ctx.list_roots()
+    await ctx.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
+    await ctx.request(methods.TOOLS_LIST, types.PaginatedRequestParams())  # E
+    await ctx.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())  # E
+    return types.CallToolResult(content=[])
+
+
+@server.on(methods.ROOTS_LIST)  # E
+async def server_roots(params: types.RequestParams, ctx: RequestContext) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[])
+
+
+@server.on(methods.PING)
+async def server_ping(params: types.RequestParams, ctx: RequestContext) -> types.EmptyResult:
+    return types.EmptyResult()
+
+
+@server.on_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
+async def roots_changed(params: types.NotificationParams, ctx: RequestContext) -> None: ...
+
+
+@server.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)  # E
+async def server_tools_changed(params: types.NotificationParams, ctx: RequestContext) -> None: ...
+
+
+@client.on(methods.ROOTS_LIST)
+async def roots(params: types.RequestParams, ctx: ClientContext) -> types.ListRootsResult:
+    await ctx.request(methods.TOOLS_LIST, types.PaginatedRequestParams())
+    await ctx.request(methods.PING, types.RequestParams())
+    await ctx.request(methods.ROOTS_LIST, types.RequestParams())  # E
+    await ctx.list_roots()  # E
+    return types.ListRootsResult(roots=[])
+
+
+@client.on(methods.ROOTS_LIST)
+async def roots_bare_context(params: types.RequestParams, ctx: RequestContext) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[])
+
+
+@client.on(methods.TOOLS_CALL)  # E
+async def client_call(params: types.CallToolRequestParams, ctx: ClientContext) -> types.CallToolResult:
+    return types.CallToolResult(content=[])
+
+
+@client.on(methods.PING)
+async def client_ping(params: types.RequestParams, ctx: ClientContext) -> types.EmptyResult:
+    return types.EmptyResult()
+
+
+@client.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
+async def tools_changed(params: types.NotificationParams, ctx: ClientContext) -> None: ...
+
+
+@client.on_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)  # E
+async def client_roots_changed(params: types.NotificationParams, ctx: ClientContext) -> None: ...
+
+
+@server.on(methods.TOOLS_LIST)  # E
+async def server_with_client_context(
+    params: types.PaginatedRequestParams, ctx: ClientContext
+) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=[])
+
+
+async def use(session: ClientSession) -> None:
+    await session.request(methods.TOOLS_CALL, types.CallToolRequestParams(name="x"))
+    await session.request(methods.PING, types.RequestParams())
+    await session.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())
+    await session.request(methods.ROOTS_LIST, types.RequestParams())  # E
+    await session.request(methods.SAMPLING_CREATE_MESSAGE, types.CreateMessageRequestParams(messages=[], max_tokens=1))  # E
+    await session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())  # E
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
+def test_mypy_checks_the_direction_of_registrations_and_sends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mypy import api
+
+    from tests.harness import source_roots
+
+    roots = source_roots()
+    if roots:
+        monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
+    source = tmp_path / "directions.py"
+    source.write_text(DIRECTIONS)
+    out, err, _ = api.run(["--strict", "--no-incremental", "--config-file", "", str(source)])
+    assert "error: Cannot find" not in out, out
+    marked = {n for n, line in enumerate(DIRECTIONS.splitlines(), 1) if line.endswith("# E")}
+    reported = {int(n) for n in re.findall(r"^[^:\n]*directions\.py:(\d+): error:", out, re.MULTILINE)}
+    assert reported == marked, out + err
+    assert 'expected "RequestSpec[RequestParams, ListRootsResult, ToServer]"' in out, out

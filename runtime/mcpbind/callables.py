@@ -81,7 +81,7 @@ class UserFunction:
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"{struct_name}: *args and **kwargs cannot be described by a schema")
             annotation = hints.get(param.name, default_type)
-            if annotation is RequestContext:
+            if annotation is RequestContext or get_origin(annotation) is RequestContext:  # or ServerContext
                 context_param = param.name
                 continue
             described = _meta_description(annotation)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpbind.connection import SUPPORTED_VERSIONS, Connection
 from mcpbind.errors import INVALID_PARAMS, McpError
-from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.pagination import all_pages
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, NotificationHandler, ProgressCallback, RequestContext, Session
@@ -29,11 +29,13 @@ P = TypeVar("P")
 R = TypeVar("R")
 UNSET = types.UNSET
 
+# A client's handlers may take a bare ``RequestContext`` or a ``ClientContext`` (whose sends
+# are checked as a client's).
 SamplingHandler = Callable[
-    [types.CreateMessageRequestParams, RequestContext], Awaitable[types.CreateMessageResult]
+    [types.CreateMessageRequestParams, RequestContext[Any]], Awaitable[types.CreateMessageResult]
 ]
-ElicitationHandler = Callable[[Any, RequestContext], Awaitable[types.ElicitResult]]
-RootsHandler = Callable[[types.RequestParams, RequestContext], Awaitable[types.ListRootsResult]]
+ElicitationHandler = Callable[[Any, RequestContext[Any]], Awaitable[types.ElicitResult]]
+RootsHandler = Callable[[types.RequestParams, RequestContext[Any]], Awaitable[types.ListRootsResult]]
 LoggingHandler = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
 
 
@@ -67,16 +69,17 @@ class ClientSession:
 
     async def request(
         self,
-        spec: RequestSpec[P, R],
+        spec: RequestSpec[P, R, ToServer],
         params: P,
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
     ) -> R:
-        """Any request, typed by its spec (``methods.TOOLS_CALL``...)."""
+        """Any request a client sends, typed by its spec (``methods.TOOLS_CALL``...); a spec
+        only a server sends (``methods.ROOTS_LIST``) is a type error."""
         return await self.session.request(spec, params, timeout=timeout, progress=progress)
 
-    async def notify(self, spec: NotificationSpec[P], params: P) -> None:
+    async def notify(self, spec: NotificationSpec[P, ToServer], params: P) -> None:
         await self.session.notify(spec, params)
 
     async def ping(self, *, timeout: float | None = None) -> None:
@@ -159,13 +162,13 @@ class ClientSession:
         return await self.request(methods.COMPLETION_COMPLETE, params)
 
     async def set_logging_level(self, level: str) -> None:
-        await self.request(methods.LOGGING_SETLEVEL, types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
+        await self.request(methods.LOGGING_SET_LEVEL, types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
 
     async def send_roots_list_changed(self) -> None:
-        await self.notify(methods.ROOTS_LIST_CHANGED, types.NotificationParams())
+        await self.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())
 
 
-class Client(HandlerRegistry):
+class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
     """An MCP client: says who it is and what it handles, then connects to servers.
 
     ``sampling``, ``elicitation`` and ``roots`` handlers answer the server's requests and
@@ -219,7 +222,7 @@ class Client(HandlerRegistry):
         if not modes or not modes <= {"form", "url"}:
             raise ValueError(f"elicitation_modes: one or both of 'form' and 'url', not {sorted(modes)}")
         if sampling is not None:
-            self.request_handlers[methods.SAMPLING_CREATEMESSAGE.method] = (
+            self.request_handlers[methods.SAMPLING_CREATE_MESSAGE.method] = (
                 sampling if sampling_tools else _refusing_tools(sampling)
             )
         if elicitation is not None:
@@ -234,7 +237,7 @@ class Client(HandlerRegistry):
             async def on_log(params: Any, ctx: RequestContext) -> None:
                 await handler(params)
 
-            self.notification_handlers[methods.MESSAGE.method] = on_log
+            self.notification_handlers[methods.NOTIFICATIONS_MESSAGE.method] = on_log
         self.capabilities = types.ClientCapabilities(
             sampling=types.ClientCapabilitiesSampling(
                 tools={} if sampling_tools else UNSET, context={} if sampling_context else UNSET

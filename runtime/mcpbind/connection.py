@@ -64,7 +64,7 @@ methods = types.methods
 
 # The client capability a server needs before it may send each of these requests.
 _CLIENT_CAPABILITY_FOR: Final = {
-    methods.SAMPLING_CREATEMESSAGE.method: "sampling",
+    methods.SAMPLING_CREATE_MESSAGE.method: "sampling",
     methods.ELICITATION_CREATE.method: "elicitation",
     methods.ROOTS_LIST.method: "roots",
 }
@@ -88,7 +88,7 @@ def missing_client_capability(capabilities: Any, method: str, params: Any) -> tu
     declared = getattr(capabilities, name, UNSET) if capabilities is not None else UNSET
     if declared is UNSET:
         return name, method
-    if method == methods.SAMPLING_CREATEMESSAGE.method:
+    if method == methods.SAMPLING_CREATE_MESSAGE.method:
         if (
             getattr(params, "tools", UNSET) is not UNSET or getattr(params, "tool_choice", UNSET) is not UNSET
         ) and getattr(declared, "tools", UNSET) is UNSET:
@@ -316,7 +316,7 @@ class Connection:
     delivery: Delivery = FULL_DELIVERY
     peer: _Peer = field(default_factory=_Peer)
     _next_id: int = 0
-    _pending: dict[RequestId, RequestSpec[Any, Any]] = field(default_factory=dict)
+    _pending: dict[RequestId, RequestSpec[Any, Any, Any]] = field(default_factory=dict)
     _in_flight: set[RequestId] = field(default_factory=set)
     _codec: Codec = field(init=False)
 
@@ -416,16 +416,16 @@ class Connection:
 
     def _notification(self, message: TypedNotification) -> list[Event]:
         method = message.method
-        if method == methods.CANCELLED.method:
+        if method == methods.NOTIFICATIONS_CANCELLED.method:
             params: types.CancelledNotificationParams = message.params
             if params.request_id in self._in_flight:
                 reason = params.reason if isinstance(params.reason, str) else None
                 return [CancelRequested(params.request_id, reason)]
             return []  # unknown or finished: nothing to do, as the spec says
-        if method == methods.PROGRESS.method:
+        if method == methods.NOTIFICATIONS_PROGRESS.method:
             progress: types.ProgressNotificationParams = message.params
             return [ProgressReceived(progress.progress_token, progress)]
-        if method == methods.INITIALIZED.method:
+        if method == methods.NOTIFICATIONS_INITIALIZED.method:
             if self.role == "server" and self.phase is Phase.INITIALIZING:
                 self.phase = Phase.READY
                 return [SessionReady()]
@@ -451,11 +451,11 @@ class Connection:
 
     # -- answering ------------------------------------------------------------------------
 
-    def spec_of(self, method: str) -> RequestSpec[Any, Any]:
+    def spec_of(self, method: str) -> RequestSpec[Any, Any, Any]:
         """The spec of a request method this side receives."""
         return self._codec.incoming_requests[method]
 
-    def respond(self, ident: RequestId, spec: RequestSpec[Any, Any], result: Any) -> bytes | None:
+    def respond(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes | None:
         """The response to a received request; ``None`` if it was cancelled meanwhile."""
         if ident not in self._in_flight:
             return None
@@ -485,7 +485,7 @@ class Connection:
     # -- sending --------------------------------------------------------------------------
 
     def start_request(
-        self, spec: RequestSpec[Any, Any], params: Any, *, progress: bool = False, related: bool = False
+        self, spec: RequestSpec[Any, Any, Any], params: Any, *, progress: bool = False, related: bool = False
     ) -> tuple[RequestId, bytes]:
         """A new request: its id and bytes. Raises :class:`McpError` when it may not be sent.
 
@@ -505,7 +505,7 @@ class Connection:
             self.phase = Phase.INITIALIZING
         return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
 
-    def _check_may_send(self, spec: RequestSpec[Any, Any], params: Any, related: bool) -> None:
+    def _check_may_send(self, spec: RequestSpec[Any, Any, Any], params: Any, related: bool) -> None:
         if spec.method == "initialize":
             if self.role != "client" or self.phase is not Phase.NEW:
                 raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
@@ -543,9 +543,9 @@ class Connection:
         params = types.CancelledNotificationParams(
             request_id=ident, reason=reason if reason is not None else UNSET
         )
-        return Codec.encode_notification(methods.CANCELLED.method, params)
+        return Codec.encode_notification(methods.NOTIFICATIONS_CANCELLED.method, params)
 
-    def notification(self, spec: NotificationSpec[Any], params: Any = UNSET) -> bytes:
+    def notification(self, spec: NotificationSpec[Any, Any], params: Any = UNSET) -> bytes:
         return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
 
     def assume_ready(self, protocol_version: str) -> None:
@@ -597,11 +597,11 @@ class Connection:
         self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
         self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
         self.phase = Phase.READY
-        return Codec.encode_notification(methods.INITIALIZED.method)
+        return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
 
     # -- versions -------------------------------------------------------------------------
 
-    def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any], result: Any) -> bytes:
+    def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes:
         return Codec.encode_result(ident, self._down(spec.method, result, "result"))
 
     def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:

@@ -102,6 +102,6 @@ async def notify_elicitation_complete(target: Session | RequestContext, elicitat
             "notifications/elicitation/complete; nothing was sent",
         )
     await session.notify(
-        types.methods.ELICITATION_COMPLETE,
+        types.methods.NOTIFICATIONS_ELICITATION_COMPLETE,
         types.ElicitationCompleteNotificationParams(elicitation_id=elicitation_id),
     )

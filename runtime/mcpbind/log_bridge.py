@@ -57,7 +57,7 @@ class McpLogHandler(logging.Handler):
             params = types.LoggingMessageNotificationParams(
                 level=level, data=self.format(record), logger=record.name
             )
-            data = session.connection.notification(types.methods.MESSAGE, params)
+            data = session.connection.notification(types.methods.NOTIFICATIONS_MESSAGE, params)
             try:
                 anyio.get_current_task()
             except RuntimeError:  # a worker thread (a sync tool): hand the send to the loop

@@ -4,6 +4,14 @@ Each schema version's ``methods`` module holds a ``RequestSpec`` for every reque
 direction, params type and result type) and a ``NotificationSpec`` for every notification. The
 specs are generic, so code written against ``TOOLS_CALL`` gets ``CallToolRequestParams`` and
 ``CallToolResult`` from the type checker without naming them.
+
+The last type parameter is the direction, for the type checker only: :class:`ToServer` (a
+client sends it), :class:`ToClient` (a server sends it) or :class:`Both`. ``TOOLS_CALL`` is a
+``RequestSpec[CallToolRequestParams, CallToolResult, ToServer]``; ``Server.on`` accepts only
+``ToServer`` specs and a server's ``ctx.request`` only ``ToClient`` ones, so registering or
+sending a method in the wrong direction is a type error. ``Both`` is a subclass of the other
+two, and the parameter is covariant, so ``PING`` fits either side. At run time the
+``direction`` attribute (a :class:`Direction`) says the same and is checked again.
 """
 
 from __future__ import annotations
@@ -15,10 +23,30 @@ import msgspec
 
 from mcpbind.unions import TypedDecoder
 
-__all__ = ["Direction", "NotificationSpec", "RequestSpec"]
+__all__ = ["Both", "Direction", "NotificationSpec", "RequestSpec", "ToClient", "ToServer"]
 
 P = TypeVar("P")
 R = TypeVar("R")
+D = TypeVar("D", covariant=True)
+
+
+class ToServer:
+    """Type-level direction: a message a client sends and a server receives."""
+
+    __slots__ = ()
+
+
+class ToClient:
+    """Type-level direction: a message a server sends and a client receives."""
+
+    __slots__ = ()
+
+
+@final
+class Both(ToServer, ToClient):
+    """Type-level direction: either side may send it (``ping``, ``notifications/progress``...)."""
+
+    __slots__ = ()
 
 
 class Direction(enum.Enum):
@@ -47,8 +75,11 @@ def _decode_params(raw: msgspec.Raw | bytes, decoder: TypedDecoder[Any], optiona
 
 
 @final
-class RequestSpec(Generic[P, R]):
+class RequestSpec(Generic[P, R, D]):
     """A request method: wire name, direction, params and result types.
+
+    ``D`` is the direction for the type checker (:class:`ToServer`, :class:`ToClient` or
+    :class:`Both`); ``direction`` says the same at run time.
 
     ``params_optional`` says the ``params`` member may be absent on the wire; the spec then
     decodes an absent member as the params type built from its defaults. ``embedded`` marks a
@@ -108,8 +139,9 @@ class RequestSpec(Generic[P, R]):
 
 
 @final
-class NotificationSpec(Generic[P]):
-    """A notification method: wire name, direction and params type."""
+class NotificationSpec(Generic[P, D]):
+    """A notification method: wire name, direction and params type (``D`` as for
+    :class:`RequestSpec`)."""
 
     __slots__ = ("_params", "direction", "method", "params_optional", "params_type")
 

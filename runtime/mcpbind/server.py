@@ -12,7 +12,7 @@ import anyio.lowlevel
 
 from mcpbind.connection import FULL_DELIVERY, SUPPORTED_VERSIONS, Connection, Delivery
 from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
-from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.methods import NotificationSpec, RequestSpec, ToServer
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import HandlerRegistry, RequestContext, Session, Spawn
@@ -47,7 +47,7 @@ _CAPABILITY_OF_METHOD = {
 }
 
 
-class Server(HandlerRegistry):
+class Server(HandlerRegistry[ToServer, RequestContext]):
     """An MCP server: register handlers, then :meth:`run` it over a transport.
 
     Handlers take the method's params struct and a :class:`RequestContext` and return its
@@ -124,7 +124,7 @@ class Server(HandlerRegistry):
         self.prompts: dict[str, FunctionPrompt] = {}
         self._subscriptions: dict[Session, set[str]] = {}
         self._sessions: set[Session] = set()
-        self.request_handlers[methods.LOGGING_SETLEVEL.method] = self._set_level
+        self.request_handlers[methods.LOGGING_SET_LEVEL.method] = self._set_level
         self.info = types.Implementation(
             name=name,
             version=version,
@@ -193,7 +193,7 @@ class Server(HandlerRegistry):
             )
             self.tools[made.name] = made
             self._tool_definitions = None
-            self._changed_soon(methods.TOOLS_LIST_CHANGED)
+            self._changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
             return fn
 
         return register
@@ -259,7 +259,7 @@ class Server(HandlerRegistry):
                 ]
             else:
                 self.resources[uri] = FunctionResource(fn, uri=uri, **options)
-            self._changed_soon(methods.RESOURCES_LIST_CHANGED)
+            self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
             # Subscriptions may be handled by hand (with on()), registered before or after.
             self.request_handlers.setdefault(methods.RESOURCES_SUBSCRIBE.method, self._subscribe)
             self.request_handlers.setdefault(methods.RESOURCES_UNSUBSCRIBE.method, self._unsubscribe)
@@ -293,7 +293,7 @@ class Server(HandlerRegistry):
                 icons=list(icons) if icons is not None else None,
             )
             self.prompts[made.name] = made
-            self._changed_soon(methods.PROMPTS_LIST_CHANGED)
+            self._changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
             return fn
 
         return register
@@ -349,7 +349,7 @@ class Server(HandlerRegistry):
         sent = True
         for session, uris in list(self._subscriptions.items()):
             if uri in uris and not session.closed:
-                data = session.connection.notification(methods.RESOURCES_UPDATED, params)
+                data = session.connection.notification(methods.NOTIFICATIONS_RESOURCES_UPDATED, params)
                 sent &= await session.deliver(data)
         if not sent:
             await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
@@ -412,13 +412,13 @@ class Server(HandlerRegistry):
         """Tell every connected client that the tool list changed (for changes made otherwise
         than by adding or removing a tool, which tells them by itself), waiting for none of
         them (see the class's docstring). ``prompts_changed`` and ``resources_changed`` too."""
-        await self._broadcast(methods.TOOLS_LIST_CHANGED)
+        await self._broadcast(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
     async def prompts_changed(self) -> None:
-        await self._broadcast(methods.PROMPTS_LIST_CHANGED)
+        await self._broadcast(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
 
     async def resources_changed(self) -> None:
-        await self._broadcast(methods.RESOURCES_LIST_CHANGED)
+        await self._broadcast(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     def remove_tool(self, name: str) -> None:
         """Remove a tool; connected clients are told. ``KeyError`` if there is none.
@@ -429,12 +429,12 @@ class Server(HandlerRegistry):
         """
         del self.tools[name]
         self._tool_definitions = None
-        self._changed_soon(methods.TOOLS_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told. ``KeyError`` if there is none."""
         del self.prompts[name]
-        self._changed_soon(methods.PROMPTS_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
 
     def remove_resource(self, uri: str) -> None:
         """Remove the resource at ``uri``; connected clients are told. ``KeyError`` if there is none.
@@ -442,7 +442,7 @@ class Server(HandlerRegistry):
         Subscriptions to ``uri`` stay: a resource added again at the same URI is still watched.
         """
         del self.resources[uri]
-        self._changed_soon(methods.RESOURCES_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     def remove_resource_template(self, uri_template: str) -> None:
         """Remove the resource template registered as ``uri_template``; connected clients are
@@ -451,15 +451,15 @@ class Server(HandlerRegistry):
         if len(kept) == len(self.resource_templates):
             raise KeyError(uri_template)
         self.resource_templates = kept
-        self._changed_soon(methods.RESOURCES_LIST_CHANGED)
+        self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
-    def _changed_soon(self, spec: NotificationSpec[Any]) -> None:
+    def _changed_soon(self, spec: NotificationSpec[Any, Any]) -> None:
         params = types.NotificationParams()
         for session in list(self._sessions):
             if not session.closed and session.is_ready:
                 session.send_soon(session.connection.notification(spec, params))
 
-    async def _broadcast(self, spec: NotificationSpec[Any]) -> None:
+    async def _broadcast(self, spec: NotificationSpec[Any, Any]) -> None:
         params = types.NotificationParams()
         sent = True
         for session in list(self._sessions):
@@ -484,7 +484,7 @@ class Server(HandlerRegistry):
             methods.PROMPTS_GET.method: ("prompt", self._get_prompt),
         }
 
-    def _claim(self, decorator: str, *specs: RequestSpec[Any, Any]) -> None:
+    def _claim(self, decorator: str, *specs: RequestSpec[Any, Any, Any]) -> None:
         """Make the ``@server.<decorator>`` registry answer ``specs``; ``ValueError`` if another
         handler answers one of them already (it would be bypassed, or would bypass it)."""
         own = self._own_handlers()
@@ -510,9 +510,10 @@ class Server(HandlerRegistry):
             )
 
     def on(
-        self, spec: RequestSpec[P, R]
+        self, spec: RequestSpec[P, R, ToServer]
     ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
-        """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`).
+        """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`); a method only
+        a client receives (``methods.ROOTS_LIST``) is a type error, and ``ValueError`` at run time.
 
         ``ValueError`` for a method the tools, resources or prompts registered with the
         decorators answer (``tools/list``, ``tools/call``, ``resources/list``,
@@ -568,7 +569,8 @@ class Server(HandlerRegistry):
         logs = self.logging
         if logs is None:  # a setLevel handler of the server's own says it logs
             logs = (
-                self.request_handlers.get(methods.LOGGING_SETLEVEL.method, self._set_level) != self._set_level
+                self.request_handlers.get(methods.LOGGING_SET_LEVEL.method, self._set_level)
+                != self._set_level
             )
         present = {
             cap
@@ -599,7 +601,7 @@ class Server(HandlerRegistry):
             completions={} if "completions" in present else types.UNSET,
         )
 
-    def _lists(self, spec: RequestSpec[Any, Any], own: Callable[..., Any]) -> bool:
+    def _lists(self, spec: RequestSpec[Any, Any, Any], own: Callable[..., Any]) -> bool:
         """Whether ``spec`` is answered from the decorators' registry, which tells of changes."""
         return bool(self.request_handlers.get(spec.method) == own)
 
@@ -712,7 +714,9 @@ def _require_subscribe(ctx: RequestContext) -> None:
 
 
 def _method_of_handler(name: str) -> str:
-    for method in [*methods.REQUESTS, *methods.NOTIFICATIONS]:
-        if "on_" + method.removeprefix("notifications/").replace("/", "_").lower() == name:
-            return method
-    raise ValueError(f"no method for handler {name}")
+    from mcpbind.schema.v2025_11_25.stubs import HANDLER_METHODS
+
+    method = HANDLER_METHODS.get(name)
+    if method is None:
+        raise ValueError(f"no method for handler {name}")
+    return method

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from types import CoroutineType, TracebackType
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 import anyio
 import anyio.abc
@@ -49,7 +49,7 @@ from mcpbind.errors import (
     REQUEST_TIMEOUT,
     McpError,
 )
-from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.stepping import awaited, resume
 from mcpbind.transport import MessageTooLarge, Transport
@@ -59,11 +59,13 @@ if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 
 __all__ = [
+    "ClientContext",
     "HandlerRegistry",
     "NotificationHandler",
     "ProgressCallback",
     "RequestContext",
     "RequestHandler",
+    "ServerContext",
     "Session",
     "Spawn",
     "require_logging",
@@ -75,16 +77,33 @@ methods = types.methods
 
 P = TypeVar("P")
 R = TypeVar("R")
+# What the handlers of a registry receive (ToServer for a server), and the context they get.
+ReceivesT = TypeVar("ReceivesT")
+ContextT = TypeVar("ContextT")
+if TYPE_CHECKING:
+    # A default (PEP 696) keeps a bare ``RequestContext`` meaning a server's context.
+    from typing_extensions import TypeVar as _DefaultingTypeVar
+
+    SendsT = _DefaultingTypeVar("SendsT", contravariant=True, default=ToClient)
+else:
+    SendsT = TypeVar("SendsT", contravariant=True)
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 # Starts ``fn(*args)`` in a task of its own (a task group's ``start_soon``).
 Spawn = Callable[..., object]
 
 
-class RequestContext:
+class RequestContext(Generic[SendsT]):
     """What a handler knows about the message it handles and can do while it runs.
 
     ``request_id`` is ``None`` in a notification's handler.
+
+    The type parameter says, for the type checker only, what this side may send
+    (:mod:`mcpbind.methods`): a bare ``RequestContext`` is a server's
+    (``RequestContext[ToClient]``, also named :data:`ServerContext`), whose :meth:`request`
+    takes ``roots/list`` but not ``tools/call``; a client's handlers may take a
+    :data:`ClientContext` (``RequestContext[ToServer]``) to have their sends checked the
+    other way round.
     """
 
     __slots__ = ("_progress_token", "method", "request_id", "session")
@@ -128,43 +147,45 @@ class RequestContext:
             total=UNSET if total is None else total,
             message=UNSET if message is None else message,
         )
-        await self.session.notify(methods.PROGRESS, params, related=self.request_id)
+        await self.session.notify(methods.NOTIFICATIONS_PROGRESS, params, related=self.request_id)
 
-    async def request(self, spec: RequestSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+    async def request(self, spec: RequestSpec[P, R, SendsT], params: P, *, timeout: float | None = None) -> R:
         """Send a request to the peer (sampling, elicitation, roots from a server's handler)."""
         return await self.session.request(spec, params, timeout=timeout, related=self.request_id)
 
     async def create_message(
-        self, params: types.CreateMessageRequestParams
+        self: RequestContext[ToClient], params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.CreateTaskResult:
         """``sampling/createMessage``: needs the client's ``sampling`` capability."""
-        return await self.session.request(methods.SAMPLING_CREATEMESSAGE, params, related=self.request_id)
+        return await self.session.request(methods.SAMPLING_CREATE_MESSAGE, params, related=self.request_id)
 
     async def elicit(
-        self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+        self: RequestContext[ToClient], params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> types.ElicitResult | types.CreateTaskResult:
         """``elicitation/create``: needs the client's ``elicitation`` capability."""
         return await self.session.request(methods.ELICITATION_CREATE, params, related=self.request_id)
 
-    async def list_roots(self) -> types.ListRootsResult:
+    async def list_roots(self: RequestContext[ToClient]) -> types.ListRootsResult:
         """``roots/list``: needs the client's ``roots`` capability."""
         return await self.session.request(methods.ROOTS_LIST, types.RequestParams(), related=self.request_id)
 
-    async def notify(self, spec: NotificationSpec[P], params: P) -> None:
+    async def notify(self, spec: NotificationSpec[P, SendsT], params: P) -> None:
         """Send any notification this side may send (tied to this request, where there is one)."""
         await self.session.notify(spec, params, related=self.request_id)
 
     async def send_tool_list_changed(self) -> None:
-        await self.session.notify(methods.TOOLS_LIST_CHANGED, types.NotificationParams())
+        await self.session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
 
     async def send_prompt_list_changed(self) -> None:
-        await self.session.notify(methods.PROMPTS_LIST_CHANGED, types.NotificationParams())
+        await self.session.notify(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, types.NotificationParams())
 
     async def send_resource_list_changed(self) -> None:
-        await self.session.notify(methods.RESOURCES_LIST_CHANGED, types.NotificationParams())
+        await self.session.notify(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED, types.NotificationParams())
 
     async def send_resource_updated(self, uri: str) -> None:
-        await self.session.notify(methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri))
+        await self.session.notify(
+            methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
+        )
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """``notifications/message``, sent only if ``level`` passes the level the client set
@@ -180,7 +201,12 @@ class RequestContext:
             data=data,
             logger=UNSET if logger is None else logger,
         )
-        await self.session.notify(methods.MESSAGE, params, related=self.request_id)
+        await self.session.notify(methods.NOTIFICATIONS_MESSAGE, params, related=self.request_id)
+
+
+# The context of a server's handlers (what a bare ``RequestContext`` means) and of a client's.
+ServerContext: TypeAlias = RequestContext[ToClient]
+ClientContext: TypeAlias = RequestContext[ToServer]
 
 
 def sends_logs(session: Session) -> bool:
@@ -217,8 +243,8 @@ LOG_LEVELS: tuple[str, ...] = (
     "emergency",
 )
 
-RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
-NotificationHandler = Callable[[Any, RequestContext], Awaitable[None]]
+RequestHandler = Callable[[Any, RequestContext[Any]], Awaitable[Any]]
+NotificationHandler = Callable[[Any, RequestContext[Any]], Awaitable[None]]
 
 
 def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
@@ -243,10 +269,12 @@ async def _call_progress(
         log.exception("progress callback failed")
 
 
-class HandlerRegistry:
+class HandlerRegistry(Generic[ReceivesT, ContextT]):
     """The handlers one side registers: :class:`~mcpbind.server.Server` and
     :class:`~mcpbind.client.Client` both are one. ``role`` says which side, so that only
-    what the peer may send can be handled."""
+    what the peer may send can be handled; the type parameters say it to the type checker
+    (what the side receives, :class:`~mcpbind.methods.ToServer` for a server, and the context
+    its handlers get)."""
 
     def __init__(self, role: Literal["client", "server"]) -> None:
         self.role = role
@@ -257,34 +285,32 @@ class HandlerRegistry:
         return bool(direction.sent_by_client() if self.role == "server" else direction.sent_by_server())
 
     def on(
-        self, spec: RequestSpec[P, R]
-    ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
+        self, spec: RequestSpec[P, R, ReceivesT]
+    ) -> Callable[[Callable[[P, ContextT], Awaitable[R]]], Callable[[P, ContextT], Awaitable[R]]]:
         """Decorator: handle the request ``spec``, one the peer sends; mypy checks the handler's
-        params and result types against the method's."""
+        params and result types against the method's, and that the peer sends it."""
         if not self._peer_sends(spec.direction) or spec.embedded:
             raise ValueError(f"a {self.role} does not receive {spec.method}")
 
         def register(
-            handler: Callable[[P, RequestContext], Awaitable[R]],
-        ) -> Callable[[P, RequestContext], Awaitable[R]]:
-            self.request_handlers[spec.method] = handler
+            handler: Callable[[P, ContextT], Awaitable[R]],
+        ) -> Callable[[P, ContextT], Awaitable[R]]:
+            self.request_handlers[spec.method] = cast(RequestHandler, handler)
             return handler
 
         return register
 
     def on_notification(
-        self, spec: NotificationSpec[P]
-    ) -> Callable[
-        [Callable[[P, RequestContext], Awaitable[None]]], Callable[[P, RequestContext], Awaitable[None]]
-    ]:
+        self, spec: NotificationSpec[P, ReceivesT]
+    ) -> Callable[[Callable[[P, ContextT], Awaitable[None]]], Callable[[P, ContextT], Awaitable[None]]]:
         """Decorator: handle the notification ``spec``, one the peer sends."""
         if not self._peer_sends(spec.direction):
             raise ValueError(f"a {self.role} does not receive {spec.method}")
 
         def register(
-            handler: Callable[[P, RequestContext], Awaitable[None]],
-        ) -> Callable[[P, RequestContext], Awaitable[None]]:
-            self.notification_handlers[spec.method] = handler
+            handler: Callable[[P, ContextT], Awaitable[None]],
+        ) -> Callable[[P, ContextT], Awaitable[None]]:
+            self.notification_handlers[spec.method] = cast(NotificationHandler, handler)
             return handler
 
         return register
@@ -1184,7 +1210,7 @@ class Session:
 
     async def request(
         self,
-        spec: RequestSpec[P, R],
+        spec: RequestSpec[P, R, Any],
         params: P,
         *,
         timeout: float | None = None,
@@ -1248,7 +1274,9 @@ class Session:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 await self._send(data)
 
-    async def notify(self, spec: NotificationSpec[P], params: P, *, related: RequestId | None = None) -> None:
+    async def notify(
+        self, spec: NotificationSpec[P, Any], params: P, *, related: RequestId | None = None
+    ) -> None:
         await self._send(self.connection.notification(spec, params), related)
 
     def _fail_waiters(self, error: McpError) -> None:

@@ -207,7 +207,8 @@ def _at(prefix: str, exc: msgspec.ValidationError) -> str:
 
 
 def _typed_messages(
-    requests: Mapping[str, RequestSpec[Any, Any]], notifications: Mapping[str, NotificationSpec[Any]]
+    requests: Mapping[str, RequestSpec[Any, Any, Any]],
+    notifications: Mapping[str, NotificationSpec[Any, Any]],
 ) -> tuple[msgspec.json.Decoder[Any], dict[str, type[TypedRequest]], dict[str, type[TypedNotification]]]:
     """A subclass of TypedRequest / TypedNotification per method this side may receive, and one
     msgspec decoder for the union of them all, tagged by ``method``."""
@@ -369,8 +370,8 @@ class Codec:
         # ``batching`` overrides the table's: types of one version, batches of another.
         self.batching: bool = methods.BATCHING if batching is None else batching
         self.role = role
-        all_requests: Mapping[str, RequestSpec[Any, Any]] = methods.REQUESTS
-        all_notes: Mapping[str, NotificationSpec[Any]] = methods.NOTIFICATIONS
+        all_requests: Mapping[str, RequestSpec[Any, Any, Any]] = methods.REQUESTS
+        all_notes: Mapping[str, NotificationSpec[Any, Any]] = methods.NOTIFICATIONS
         receives_from_client = role == "server"
         # 2026-07-28 input requests (``embedded``) only travel inside an InputRequiredResult.
         self.incoming_requests = {
@@ -575,7 +576,7 @@ class Codec:
         except RecursionError:
             raise WireError(PARSE_ERROR, f"Parse error: {_TOO_DEEP}") from None
 
-    def result(self, spec: RequestSpec[Any, Any], message: Response) -> Any:
+    def result(self, spec: RequestSpec[Any, Any, Any], message: Response) -> Any:
         """The typed result of a response to a request we sent with ``spec``.
 
         A result that does not fit the schema raises ``WireError`` (``INTERNAL_ERROR``): the

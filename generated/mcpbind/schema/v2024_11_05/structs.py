@@ -1190,8 +1190,8 @@ else:
         ),
     )
 
-# An opaque token used to represent a cursor for pagination.
 Cursor: TypeAlias = str
+"""An opaque token used to represent a cursor for pagination."""
 
 EmptyResult: TypeAlias = Result
 
@@ -1208,22 +1208,23 @@ else:
         ),
     )
 
-# The severity of a log message.
-#
-# These map to syslog message severities, as specified in RFC-5424:
-# https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
+"""The severity of a log message.
 
-# A progress token, used to associate progress notifications with the original request.
+These map to syslog message severities, as specified in RFC-5424:
+https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
+"""
+
 ProgressToken: TypeAlias = str | int
+"""A progress token, used to associate progress notifications with the original request."""
 
-# A uniquely identifying ID for a request in JSON-RPC.
 RequestId: TypeAlias = str | int
+"""A uniquely identifying ID for a request in JSON-RPC."""
 
-# The sender or recipient of messages and data in a conversation.
 Role: TypeAlias = Literal["assistant", "user"]
+"""The sender or recipient of messages and data in a conversation."""
 
 ServerNotification: TypeAlias = (
     CancelledNotification

@@ -1168,8 +1168,8 @@ else:
         ),
     )
 
-# An opaque token used to represent a cursor for pagination.
 Cursor: TypeAlias = str
+"""An opaque token used to represent a cursor for pagination."""
 
 EmptyResult: TypeAlias = Result
 
@@ -1184,8 +1184,8 @@ else:
         ),
     )
 
-# A JSON-RPC batch request, as described in https://www.jsonrpc.org/specification#batch.
 JSONRPCBatchRequest: TypeAlias = list[JSONRPCRequestOrJSONRPCNotification]
+"""A JSON-RPC batch request, as described in https://www.jsonrpc.org/specification#batch."""
 
 if TYPE_CHECKING:
     JSONRPCResponseOrJSONRPCError: TypeAlias = JSONRPCResponse | JSONRPCError
@@ -1198,10 +1198,9 @@ else:
         ),
     )
 
-# A JSON-RPC batch response, as described in https://www.jsonrpc.org/specification#batch.
 JSONRPCBatchResponse: TypeAlias = list[JSONRPCResponseOrJSONRPCError]
+"""A JSON-RPC batch response, as described in https://www.jsonrpc.org/specification#batch."""
 
-# Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = (
         JSONRPCRequest
@@ -1211,6 +1210,7 @@ if TYPE_CHECKING:
         | JSONRPCError
         | list[JSONRPCResponseOrJSONRPCError]
     )
+    """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 else:
     JSONRPCMessage = resolved_union(
         "JSONRPCMessage",
@@ -1224,22 +1224,23 @@ else:
         ),
     )
 
-# The severity of a log message.
-#
-# These map to syslog message severities, as specified in RFC-5424:
-# https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
+"""The severity of a log message.
 
-# A progress token, used to associate progress notifications with the original request.
+These map to syslog message severities, as specified in RFC-5424:
+https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
+"""
+
 ProgressToken: TypeAlias = str | int
+"""A progress token, used to associate progress notifications with the original request."""
 
-# A uniquely identifying ID for a request in JSON-RPC.
 RequestId: TypeAlias = str | int
+"""A uniquely identifying ID for a request in JSON-RPC."""
 
-# The sender or recipient of messages and data in a conversation.
 Role: TypeAlias = Literal["assistant", "user"]
+"""The sender or recipient of messages and data in a conversation."""
 
 ServerNotification: TypeAlias = (
     CancelledNotification

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcpbind.methods import Direction, NotificationSpec, RequestSpec
+from mcpbind.methods import Both, Direction, NotificationSpec, RequestSpec, ToClient, ToServer
 
 from .structs import (
     CallToolRequestParams,
@@ -53,34 +53,34 @@ from .structs import (
 
 __all__ = [
     "BATCHING",
-    "CANCELLED",
     "COMPLETION_COMPLETE",
     "ELICITATION_CREATE",
     "INITIALIZE",
-    "INITIALIZED",
-    "LOGGING_SETLEVEL",
-    "MESSAGE",
+    "LOGGING_SET_LEVEL",
     "NOTIFICATIONS",
+    "NOTIFICATIONS_CANCELLED",
+    "NOTIFICATIONS_INITIALIZED",
+    "NOTIFICATIONS_MESSAGE",
+    "NOTIFICATIONS_PROGRESS",
+    "NOTIFICATIONS_PROMPTS_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_UPDATED",
+    "NOTIFICATIONS_ROOTS_LIST_CHANGED",
+    "NOTIFICATIONS_TOOLS_LIST_CHANGED",
     "PING",
-    "PROGRESS",
     "PROMPTS_GET",
     "PROMPTS_LIST",
-    "PROMPTS_LIST_CHANGED",
     "PROTOCOL_VERSION",
     "REQUESTS",
     "RESOURCES_LIST",
-    "RESOURCES_LIST_CHANGED",
     "RESOURCES_READ",
     "RESOURCES_SUBSCRIBE",
     "RESOURCES_TEMPLATES_LIST",
     "RESOURCES_UNSUBSCRIBE",
-    "RESOURCES_UPDATED",
     "ROOTS_LIST",
-    "ROOTS_LIST_CHANGED",
-    "SAMPLING_CREATEMESSAGE",
+    "SAMPLING_CREATE_MESSAGE",
     "TOOLS_CALL",
     "TOOLS_LIST",
-    "TOOLS_LIST_CHANGED",
 ]
 
 PROTOCOL_VERSION: Final = "2025-06-18"
@@ -88,7 +88,7 @@ PROTOCOL_VERSION: Final = "2025-06-18"
 BATCHING: Final = False
 
 # CallToolRequest: client to server
-TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResult]] = RequestSpec(
+TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResult, ToServer]] = RequestSpec(
     "tools/call",
     Direction.CLIENT_TO_SERVER,
     CallToolRequestParams,
@@ -96,7 +96,7 @@ TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResult]] = RequestS
     params_optional=False,
 )
 # CompleteRequest: client to server
-COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] = RequestSpec(
+COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult, ToServer]] = RequestSpec(
     "completion/complete",
     Direction.CLIENT_TO_SERVER,
     CompleteRequestParams,
@@ -104,15 +104,17 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client
-SAMPLING_CREATEMESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
-    "sampling/createMessage",
-    Direction.SERVER_TO_CLIENT,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    params_optional=False,
+SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult, ToClient]] = (
+    RequestSpec(
+        "sampling/createMessage",
+        Direction.SERVER_TO_CLIENT,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        params_optional=False,
+    )
 )
 # ElicitRequest: server to client
-ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult]] = RequestSpec(
+ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult, ToClient]] = RequestSpec(
     "elicitation/create",
     Direction.SERVER_TO_CLIENT,
     ElicitRequestParams,
@@ -120,7 +122,7 @@ ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult]] = Requ
     params_optional=False,
 )
 # GetPromptRequest: client to server
-PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult]] = RequestSpec(
+PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult, ToServer]] = RequestSpec(
     "prompts/get",
     Direction.CLIENT_TO_SERVER,
     GetPromptRequestParams,
@@ -128,7 +130,7 @@ PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult]] = Reque
     params_optional=False,
 )
 # InitializeRequest: client to server
-INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult]] = RequestSpec(
+INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult, ToServer]] = RequestSpec(
     "initialize",
     Direction.CLIENT_TO_SERVER,
     InitializeRequestParams,
@@ -136,7 +138,7 @@ INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult]] = Requ
     params_optional=False,
 )
 # ListPromptsRequest: client to server
-PROMPTS_LIST: Final[RequestSpec[ListPromptsRequestParams, ListPromptsResult]] = RequestSpec(
+PROMPTS_LIST: Final[RequestSpec[ListPromptsRequestParams, ListPromptsResult, ToServer]] = RequestSpec(
     "prompts/list",
     Direction.CLIENT_TO_SERVER,
     ListPromptsRequestParams,
@@ -145,7 +147,7 @@ PROMPTS_LIST: Final[RequestSpec[ListPromptsRequestParams, ListPromptsResult]] = 
 )
 # ListResourceTemplatesRequest: client to server
 RESOURCES_TEMPLATES_LIST: Final[
-    RequestSpec[ListResourceTemplatesRequestParams, ListResourceTemplatesResult]
+    RequestSpec[ListResourceTemplatesRequestParams, ListResourceTemplatesResult, ToServer]
 ] = RequestSpec(
     "resources/templates/list",
     Direction.CLIENT_TO_SERVER,
@@ -154,7 +156,7 @@ RESOURCES_TEMPLATES_LIST: Final[
     params_optional=True,
 )
 # ListResourcesRequest: client to server
-RESOURCES_LIST: Final[RequestSpec[ListResourcesRequestParams, ListResourcesResult]] = RequestSpec(
+RESOURCES_LIST: Final[RequestSpec[ListResourcesRequestParams, ListResourcesResult, ToServer]] = RequestSpec(
     "resources/list",
     Direction.CLIENT_TO_SERVER,
     ListResourcesRequestParams,
@@ -162,7 +164,7 @@ RESOURCES_LIST: Final[RequestSpec[ListResourcesRequestParams, ListResourcesResul
     params_optional=True,
 )
 # ListRootsRequest: server to client
-ROOTS_LIST: Final[RequestSpec[dict[str, Any], ListRootsResult]] = RequestSpec(
+ROOTS_LIST: Final[RequestSpec[dict[str, Any], ListRootsResult, ToClient]] = RequestSpec(
     "roots/list",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
@@ -170,7 +172,7 @@ ROOTS_LIST: Final[RequestSpec[dict[str, Any], ListRootsResult]] = RequestSpec(
     params_optional=True,
 )
 # ListToolsRequest: client to server
-TOOLS_LIST: Final[RequestSpec[ListToolsRequestParams, ListToolsResult]] = RequestSpec(
+TOOLS_LIST: Final[RequestSpec[ListToolsRequestParams, ListToolsResult, ToServer]] = RequestSpec(
     "tools/list",
     Direction.CLIENT_TO_SERVER,
     ListToolsRequestParams,
@@ -178,7 +180,7 @@ TOOLS_LIST: Final[RequestSpec[ListToolsRequestParams, ListToolsResult]] = Reques
     params_optional=True,
 )
 # PingRequest: both
-PING: Final[RequestSpec[dict[str, Any], EmptyResult]] = RequestSpec(
+PING: Final[RequestSpec[dict[str, Any], EmptyResult, Both]] = RequestSpec(
     "ping",
     Direction.BOTH,
     dict[str, Any],
@@ -186,7 +188,7 @@ PING: Final[RequestSpec[dict[str, Any], EmptyResult]] = RequestSpec(
     params_optional=True,
 )
 # ReadResourceRequest: client to server
-RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]] = RequestSpec(
+RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult, ToServer]] = RequestSpec(
     "resources/read",
     Direction.CLIENT_TO_SERVER,
     ReadResourceRequestParams,
@@ -194,7 +196,7 @@ RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]
     params_optional=False,
 )
 # SetLevelRequest: client to server
-LOGGING_SETLEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = RequestSpec(
+LOGGING_SET_LEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "logging/setLevel",
     Direction.CLIENT_TO_SERVER,
     SetLevelRequestParams,
@@ -202,7 +204,7 @@ LOGGING_SETLEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = Reque
     params_optional=False,
 )
 # SubscribeRequest: client to server
-RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult]] = RequestSpec(
+RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "resources/subscribe",
     Direction.CLIENT_TO_SERVER,
     SubscribeRequestParams,
@@ -210,7 +212,7 @@ RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult]] = R
     params_optional=False,
 )
 # UnsubscribeRequest: client to server
-RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]] = RequestSpec(
+RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "resources/unsubscribe",
     Direction.CLIENT_TO_SERVER,
     UnsubscribeRequestParams,
@@ -218,63 +220,65 @@ RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]]
     params_optional=False,
 )
 # CancelledNotification: both
-CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams, Both]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # InitializedNotification: client to server
-INITIALIZED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_INITIALIZED: Final[NotificationSpec[dict[str, Any], ToServer]] = NotificationSpec(
     "notifications/initialized",
     Direction.CLIENT_TO_SERVER,
     dict[str, Any],
     params_optional=True,
 )
 # LoggingMessageNotification: server to client
-MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams, ToClient]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: both
-PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams, Both]] = NotificationSpec(
     "notifications/progress",
     Direction.BOTH,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-PROMPTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToClient]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-RESOURCES_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToClient]] = NotificationSpec(
     "notifications/resources/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
     params_optional=True,
 )
 # ResourceUpdatedNotification: server to client
-RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = NotificationSpec(
-    "notifications/resources/updated",
-    Direction.SERVER_TO_CLIENT,
-    ResourceUpdatedNotificationParams,
-    params_optional=False,
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams, ToClient]] = (
+    NotificationSpec(
+        "notifications/resources/updated",
+        Direction.SERVER_TO_CLIENT,
+        ResourceUpdatedNotificationParams,
+        params_optional=False,
+    )
 )
 # RootsListChangedNotification: client to server
-ROOTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_ROOTS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToServer]] = NotificationSpec(
     "notifications/roots/list_changed",
     Direction.CLIENT_TO_SERVER,
     dict[str, Any],
     params_optional=True,
 )
 # ToolListChangedNotification: server to client
-TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any], ToClient]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     dict[str, Any],
@@ -282,12 +286,12 @@ TOOLS_LIST_CHANGED: Final[NotificationSpec[dict[str, Any]]] = NotificationSpec(
 )
 
 # Every request method, by wire name.
-REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
+REQUESTS: Final[Mapping[str, RequestSpec[Any, Any, Any]]] = MappingProxyType(
     {
         "completion/complete": COMPLETION_COMPLETE,
         "elicitation/create": ELICITATION_CREATE,
         "initialize": INITIALIZE,
-        "logging/setLevel": LOGGING_SETLEVEL,
+        "logging/setLevel": LOGGING_SET_LEVEL,
         "ping": PING,
         "prompts/get": PROMPTS_GET,
         "prompts/list": PROMPTS_LIST,
@@ -297,23 +301,23 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
         "resources/templates/list": RESOURCES_TEMPLATES_LIST,
         "resources/unsubscribe": RESOURCES_UNSUBSCRIBE,
         "roots/list": ROOTS_LIST,
-        "sampling/createMessage": SAMPLING_CREATEMESSAGE,
+        "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
         "tools/call": TOOLS_CALL,
         "tools/list": TOOLS_LIST,
     }
 )
 
 # Every notification method, by wire name.
-NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
+NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any, Any]]] = MappingProxyType(
     {
-        "notifications/cancelled": CANCELLED,
-        "notifications/initialized": INITIALIZED,
-        "notifications/message": MESSAGE,
-        "notifications/progress": PROGRESS,
-        "notifications/prompts/list_changed": PROMPTS_LIST_CHANGED,
-        "notifications/resources/list_changed": RESOURCES_LIST_CHANGED,
-        "notifications/resources/updated": RESOURCES_UPDATED,
-        "notifications/roots/list_changed": ROOTS_LIST_CHANGED,
-        "notifications/tools/list_changed": TOOLS_LIST_CHANGED,
+        "notifications/cancelled": NOTIFICATIONS_CANCELLED,
+        "notifications/initialized": NOTIFICATIONS_INITIALIZED,
+        "notifications/message": NOTIFICATIONS_MESSAGE,
+        "notifications/progress": NOTIFICATIONS_PROGRESS,
+        "notifications/prompts/list_changed": NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        "notifications/resources/list_changed": NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        "notifications/resources/updated": NOTIFICATIONS_RESOURCES_UPDATED,
+        "notifications/roots/list_changed": NOTIFICATIONS_ROOTS_LIST_CHANGED,
+        "notifications/tools/list_changed": NOTIFICATIONS_TOOLS_LIST_CHANGED,
     }
 )

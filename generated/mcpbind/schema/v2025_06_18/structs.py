@@ -175,7 +175,7 @@ class AudioContent(SchemaStruct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     data: str
@@ -201,7 +201,7 @@ class BaseMetadata(SchemaStruct, kw_only=True):
 
 class BlobResourceContents(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     blob: str
     """A base64-encoded string representing the binary data of the item."""
     mime_type: str | UnsetType = field(name="mimeType", default=UNSET)
@@ -226,7 +226,7 @@ class CallToolRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CallToolRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     arguments: dict[str, Any] | UnsetType = UNSET
     name: str
 
@@ -235,7 +235,7 @@ class CallToolResult(SchemaStruct, kw_only=True):
     """The server's response to a tool call."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     content: list[ContentBlock]
     """A list of content objects that represent the unstructured result of the tool call."""
     is_error: bool | UnsetType = field(name="isError", default=UNSET)
@@ -273,7 +273,7 @@ class CancelledNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``CancelledNotification.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId = field(name="requestId")
@@ -316,7 +316,7 @@ class CompleteRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CompleteRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     argument: CompleteRequestParamsArgument
     """The argument's information"""
     context: CompleteRequestParamsContext | UnsetType = UNSET
@@ -350,7 +350,7 @@ class CompleteResult(SchemaStruct, kw_only=True):
     """The server's response to a completion/complete request"""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     completion: CompleteResultCompletion
 
 
@@ -375,7 +375,7 @@ class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CreateMessageRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = field(
         name="includeContext", default=UNSET
     )
@@ -400,7 +400,7 @@ class CreateMessageResult(SchemaStruct, kw_only=True):
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     content: TextContentOrImageContentOrAudioContent
     model: str
     """The name of the model that generated the message."""
@@ -419,7 +419,7 @@ class ElicitRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ElicitRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     message: str
     """The message to present to the user."""
     requested_schema: ElicitRequestParamsRequestedSchema = field(name="requestedSchema")
@@ -443,7 +443,7 @@ class ElicitResult(SchemaStruct, kw_only=True):
     """The client's response to an elicitation request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
     - "accept": User submitted the form/confirmed the action
@@ -464,7 +464,7 @@ class EmbeddedResource(SchemaStruct, kw_only=True, tag_field="type", tag="resour
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     resource: TextResourceContentsOrBlobResourceContents
@@ -487,7 +487,7 @@ class GetPromptRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetPromptRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
     name: str
@@ -498,7 +498,7 @@ class GetPromptResult(SchemaStruct, kw_only=True):
     """The server's response to a prompts/get request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     description: str | UnsetType = UNSET
     """An optional description for the prompt."""
     messages: list[PromptMessage]
@@ -508,7 +508,7 @@ class ImageContent(SchemaStruct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     data: str
@@ -543,7 +543,7 @@ class InitializeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``InitializeRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     capabilities: ClientCapabilities
     client_info: Implementation = field(name="clientInfo")
     protocol_version: str = field(name="protocolVersion")
@@ -554,7 +554,7 @@ class InitializeResult(SchemaStruct, kw_only=True):
     """After receiving an initialize request from the client, the server sends this response."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     capabilities: ServerCapabilities
     instructions: str | UnsetType = UNSET
     """Instructions describing how to use the server and its features.
@@ -628,7 +628,7 @@ class ListPromptsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListPromptsRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -639,7 +639,7 @@ class ListPromptsResult(SchemaStruct, kw_only=True):
     """The server's response to a prompts/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -659,7 +659,7 @@ class ListResourceTemplatesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourceTemplatesRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -670,7 +670,7 @@ class ListResourceTemplatesResult(SchemaStruct, kw_only=True):
     """The server's response to a resources/templates/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -688,7 +688,7 @@ class ListResourcesRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListResourcesRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -699,7 +699,7 @@ class ListResourcesResult(SchemaStruct, kw_only=True):
     """The server's response to a resources/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -727,7 +727,7 @@ class ListRootsResult(SchemaStruct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     roots: list[Root]
 
 
@@ -741,7 +741,7 @@ class ListToolsRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ListToolsRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -752,7 +752,7 @@ class ListToolsResult(SchemaStruct, kw_only=True):
     """The server's response to a tools/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -770,7 +770,7 @@ class LoggingMessageNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``LoggingMessageNotification.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -868,7 +868,7 @@ class PaginatedRequestParams(SchemaStruct, kw_only=True):
 
 class PaginatedResult(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -891,7 +891,7 @@ class ProgressNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ProgressNotification.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
     progress: int | float
@@ -906,7 +906,7 @@ class Prompt(SchemaStruct, kw_only=True):
     """A prompt or prompt template that the server offers."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     arguments: list[PromptArgument] | UnsetType = UNSET
     """A list of arguments to use for templating the prompt."""
     description: str | UnsetType = UNSET
@@ -986,7 +986,7 @@ class ReadResourceRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``ReadResourceRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -995,7 +995,7 @@ class ReadResourceResult(SchemaStruct, kw_only=True):
     """The server's response to a resources/read request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     contents: list[TextResourceContentsOrBlobResourceContents]
 
 
@@ -1008,7 +1008,7 @@ class Resource(SchemaStruct, kw_only=True):
     """A known resource that the server is capable of reading."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     description: str | UnsetType = UNSET
@@ -1041,7 +1041,7 @@ class ResourceContents(SchemaStruct, kw_only=True):
     """The contents of a specific resource or sub-resource."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     mime_type: str | UnsetType = field(name="mimeType", default=UNSET)
     """The MIME type of this resource, if known."""
     uri: str
@@ -1055,7 +1055,7 @@ class ResourceLink(SchemaStruct, kw_only=True, tag_field="type", tag="resource_l
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     description: str | UnsetType = UNSET
@@ -1096,7 +1096,7 @@ class ResourceTemplate(SchemaStruct, kw_only=True):
     """A template description for resources available on the server."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     description: str | UnsetType = UNSET
@@ -1139,21 +1139,21 @@ class ResourceUpdatedNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ResourceUpdatedNotification.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
 
 
 class Result(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
 
 
 class Root(SchemaStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     name: str | UnsetType = UNSET
     """An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -1243,7 +1243,7 @@ class SetLevelRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SetLevelRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
@@ -1266,7 +1266,7 @@ class SubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``SubscribeRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1275,7 +1275,7 @@ class TextContent(SchemaStruct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     text: str
@@ -1284,7 +1284,7 @@ class TextContent(SchemaStruct, kw_only=True, tag_field="type", tag="text"):
 
 class TextResourceContents(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     mime_type: str | UnsetType = field(name="mimeType", default=UNSET)
     """The MIME type of this resource, if known."""
     text: str
@@ -1297,7 +1297,7 @@ class Tool(SchemaStruct, kw_only=True):
     """Definition for a tool the client can call."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     annotations: ToolAnnotations | UnsetType = UNSET
     """Optional additional tool information.
 
@@ -1388,7 +1388,7 @@ class UnsubscribeRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``UnsubscribeRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-06-18/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource to unsubscribe from."""
 
@@ -1433,14 +1433,14 @@ if TYPE_CHECKING:
 else:
     ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
-# An opaque token used to represent a cursor for pagination.
 Cursor: TypeAlias = str
+"""An opaque token used to represent a cursor for pagination."""
 
 EmptyResult: TypeAlias = Result
 
-# Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse | JSONRPCError
+    """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 else:
     JSONRPCMessage = resolved_union(
         "JSONRPCMessage",
@@ -1452,18 +1452,20 @@ else:
         ),
     )
 
-# The severity of a log message.
-#
-# These map to syslog message severities, as specified in RFC-5424:
-# https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
+"""The severity of a log message.
 
-# Restricted schema definitions that only allow primitive types
-# without nested objects or arrays.
+These map to syslog message severities, as specified in RFC-5424:
+https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
+"""
+
 if TYPE_CHECKING:
     PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | EnumSchema
+    """Restricted schema definitions that only allow primitive types
+    without nested objects or arrays.
+    """
 else:
     PrimitiveSchemaDefinition = resolved_union(
         "PrimitiveSchemaDefinition",
@@ -1475,14 +1477,14 @@ else:
         ),
     )
 
-# A progress token, used to associate progress notifications with the original request.
 ProgressToken: TypeAlias = str | int
+"""A progress token, used to associate progress notifications with the original request."""
 
-# A uniquely identifying ID for a request in JSON-RPC.
 RequestId: TypeAlias = str | int
+"""A uniquely identifying ID for a request in JSON-RPC."""
 
-# The sender or recipient of messages and data in a conversation.
 Role: TypeAlias = Literal["assistant", "user"]
+"""The sender or recipient of messages and data in a conversation."""
 
 ServerNotification: TypeAlias = (
     CancelledNotification

@@ -13,11 +13,14 @@
 sends), ``ClientHandlers`` what a client may handle. Each handler is also its own
 protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the
 signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.
+``HANDLER_METHODS`` maps each handler's name to the wire method it answers.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final, Protocol, TypeVar
 
 from .structs import (
     CallToolRequestParams,
@@ -56,41 +59,36 @@ from .structs import (
 __all__ = [
     "ClientHandlers",
     "CtxT",
-    "HandlesCancelled",
+    "HANDLER_METHODS",
     "HandlesCompletionComplete",
     "HandlesElicitationCreate",
     "HandlesInitialize",
-    "HandlesInitialized",
-    "HandlesLoggingSetlevel",
-    "HandlesMessage",
+    "HandlesLoggingSetLevel",
+    "HandlesNotificationsCancelled",
+    "HandlesNotificationsInitialized",
+    "HandlesNotificationsMessage",
+    "HandlesNotificationsProgress",
+    "HandlesNotificationsPromptsListChanged",
+    "HandlesNotificationsResourcesListChanged",
+    "HandlesNotificationsResourcesUpdated",
+    "HandlesNotificationsRootsListChanged",
+    "HandlesNotificationsToolsListChanged",
     "HandlesPing",
-    "HandlesProgress",
     "HandlesPromptsGet",
     "HandlesPromptsList",
-    "HandlesPromptsListChanged",
     "HandlesResourcesList",
-    "HandlesResourcesListChanged",
     "HandlesResourcesRead",
     "HandlesResourcesSubscribe",
     "HandlesResourcesTemplatesList",
     "HandlesResourcesUnsubscribe",
-    "HandlesResourcesUpdated",
     "HandlesRootsList",
-    "HandlesRootsListChanged",
-    "HandlesSamplingCreatemessage",
+    "HandlesSamplingCreateMessage",
     "HandlesToolsCall",
     "HandlesToolsList",
-    "HandlesToolsListChanged",
     "ServerHandlers",
 ]
 
 CtxT = TypeVar("CtxT", contravariant=True)
-
-
-class HandlesCancelled(Protocol[CtxT]):
-    """Handles the notification ``notifications/cancelled`` (both)."""
-
-    async def on_cancelled(self, params: CancelledNotificationParams, ctx: CtxT, /) -> None: ...
 
 
 class HandlesCompletionComplete(Protocol[CtxT]):
@@ -111,34 +109,74 @@ class HandlesInitialize(Protocol[CtxT]):
     async def on_initialize(self, params: InitializeRequestParams, ctx: CtxT, /) -> InitializeResult: ...
 
 
-class HandlesInitialized(Protocol[CtxT]):
-    """Handles the notification ``notifications/initialized`` (client to server)."""
-
-    async def on_initialized(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
-
-
-class HandlesLoggingSetlevel(Protocol[CtxT]):
+class HandlesLoggingSetLevel(Protocol[CtxT]):
     """Handles the request ``logging/setLevel`` (client to server)."""
 
-    async def on_logging_setlevel(self, params: SetLevelRequestParams, ctx: CtxT, /) -> EmptyResult: ...
+    async def on_logging_set_level(self, params: SetLevelRequestParams, ctx: CtxT, /) -> EmptyResult: ...
 
 
-class HandlesMessage(Protocol[CtxT]):
+class HandlesNotificationsCancelled(Protocol[CtxT]):
+    """Handles the notification ``notifications/cancelled`` (both)."""
+
+    async def on_notifications_cancelled(self, params: CancelledNotificationParams, ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsInitialized(Protocol[CtxT]):
+    """Handles the notification ``notifications/initialized`` (client to server)."""
+
+    async def on_notifications_initialized(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsMessage(Protocol[CtxT]):
     """Handles the notification ``notifications/message`` (server to client)."""
 
-    async def on_message(self, params: LoggingMessageNotificationParams, ctx: CtxT, /) -> None: ...
+    async def on_notifications_message(
+        self, params: LoggingMessageNotificationParams, ctx: CtxT, /
+    ) -> None: ...
+
+
+class HandlesNotificationsProgress(Protocol[CtxT]):
+    """Handles the notification ``notifications/progress`` (both)."""
+
+    async def on_notifications_progress(self, params: ProgressNotificationParams, ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsPromptsListChanged(Protocol[CtxT]):
+    """Handles the notification ``notifications/prompts/list_changed`` (server to client)."""
+
+    async def on_notifications_prompts_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsResourcesListChanged(Protocol[CtxT]):
+    """Handles the notification ``notifications/resources/list_changed`` (server to client)."""
+
+    async def on_notifications_resources_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsResourcesUpdated(Protocol[CtxT]):
+    """Handles the notification ``notifications/resources/updated`` (server to client)."""
+
+    async def on_notifications_resources_updated(
+        self, params: ResourceUpdatedNotificationParams, ctx: CtxT, /
+    ) -> None: ...
+
+
+class HandlesNotificationsRootsListChanged(Protocol[CtxT]):
+    """Handles the notification ``notifications/roots/list_changed`` (client to server)."""
+
+    async def on_notifications_roots_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsToolsListChanged(Protocol[CtxT]):
+    """Handles the notification ``notifications/tools/list_changed`` (server to client)."""
+
+    async def on_notifications_tools_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
 
 
 class HandlesPing(Protocol[CtxT]):
     """Handles the request ``ping`` (both)."""
 
     async def on_ping(self, params: dict[str, Any], ctx: CtxT, /) -> EmptyResult: ...
-
-
-class HandlesProgress(Protocol[CtxT]):
-    """Handles the notification ``notifications/progress`` (both)."""
-
-    async def on_progress(self, params: ProgressNotificationParams, ctx: CtxT, /) -> None: ...
 
 
 class HandlesPromptsGet(Protocol[CtxT]):
@@ -153,24 +191,12 @@ class HandlesPromptsList(Protocol[CtxT]):
     async def on_prompts_list(self, params: ListPromptsRequestParams, ctx: CtxT, /) -> ListPromptsResult: ...
 
 
-class HandlesPromptsListChanged(Protocol[CtxT]):
-    """Handles the notification ``notifications/prompts/list_changed`` (server to client)."""
-
-    async def on_prompts_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
-
-
 class HandlesResourcesList(Protocol[CtxT]):
     """Handles the request ``resources/list`` (client to server)."""
 
     async def on_resources_list(
         self, params: ListResourcesRequestParams, ctx: CtxT, /
     ) -> ListResourcesResult: ...
-
-
-class HandlesResourcesListChanged(Protocol[CtxT]):
-    """Handles the notification ``notifications/resources/list_changed`` (server to client)."""
-
-    async def on_resources_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
 
 
 class HandlesResourcesRead(Protocol[CtxT]):
@@ -203,28 +229,16 @@ class HandlesResourcesUnsubscribe(Protocol[CtxT]):
     ) -> EmptyResult: ...
 
 
-class HandlesResourcesUpdated(Protocol[CtxT]):
-    """Handles the notification ``notifications/resources/updated`` (server to client)."""
-
-    async def on_resources_updated(self, params: ResourceUpdatedNotificationParams, ctx: CtxT, /) -> None: ...
-
-
 class HandlesRootsList(Protocol[CtxT]):
     """Handles the request ``roots/list`` (server to client)."""
 
     async def on_roots_list(self, params: dict[str, Any], ctx: CtxT, /) -> ListRootsResult: ...
 
 
-class HandlesRootsListChanged(Protocol[CtxT]):
-    """Handles the notification ``notifications/roots/list_changed`` (client to server)."""
-
-    async def on_roots_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
-
-
-class HandlesSamplingCreatemessage(Protocol[CtxT]):
+class HandlesSamplingCreateMessage(Protocol[CtxT]):
     """Handles the request ``sampling/createMessage`` (server to client)."""
 
-    async def on_sampling_createmessage(
+    async def on_sampling_create_message(
         self, params: CreateMessageRequestParams, ctx: CtxT, /
     ) -> CreateMessageResult: ...
 
@@ -241,20 +255,15 @@ class HandlesToolsList(Protocol[CtxT]):
     async def on_tools_list(self, params: ListToolsRequestParams, ctx: CtxT, /) -> ListToolsResult: ...
 
 
-class HandlesToolsListChanged(Protocol[CtxT]):
-    """Handles the notification ``notifications/tools/list_changed`` (server to client)."""
-
-    async def on_tools_list_changed(self, params: dict[str, Any], ctx: CtxT, /) -> None: ...
-
-
 class ServerHandlers(
-    HandlesCancelled[CtxT],
     HandlesCompletionComplete[CtxT],
     HandlesInitialize[CtxT],
-    HandlesInitialized[CtxT],
-    HandlesLoggingSetlevel[CtxT],
+    HandlesLoggingSetLevel[CtxT],
+    HandlesNotificationsCancelled[CtxT],
+    HandlesNotificationsInitialized[CtxT],
+    HandlesNotificationsProgress[CtxT],
+    HandlesNotificationsRootsListChanged[CtxT],
     HandlesPing[CtxT],
-    HandlesProgress[CtxT],
     HandlesPromptsGet[CtxT],
     HandlesPromptsList[CtxT],
     HandlesResourcesList[CtxT],
@@ -262,7 +271,6 @@ class ServerHandlers(
     HandlesResourcesSubscribe[CtxT],
     HandlesResourcesTemplatesList[CtxT],
     HandlesResourcesUnsubscribe[CtxT],
-    HandlesRootsListChanged[CtxT],
     HandlesToolsCall[CtxT],
     HandlesToolsList[CtxT],
     Protocol[CtxT],
@@ -271,17 +279,49 @@ class ServerHandlers(
 
 
 class ClientHandlers(
-    HandlesCancelled[CtxT],
     HandlesElicitationCreate[CtxT],
-    HandlesMessage[CtxT],
+    HandlesNotificationsCancelled[CtxT],
+    HandlesNotificationsMessage[CtxT],
+    HandlesNotificationsProgress[CtxT],
+    HandlesNotificationsPromptsListChanged[CtxT],
+    HandlesNotificationsResourcesListChanged[CtxT],
+    HandlesNotificationsResourcesUpdated[CtxT],
+    HandlesNotificationsToolsListChanged[CtxT],
     HandlesPing[CtxT],
-    HandlesProgress[CtxT],
-    HandlesPromptsListChanged[CtxT],
-    HandlesResourcesListChanged[CtxT],
-    HandlesResourcesUpdated[CtxT],
     HandlesRootsList[CtxT],
-    HandlesSamplingCreatemessage[CtxT],
-    HandlesToolsListChanged[CtxT],
+    HandlesSamplingCreateMessage[CtxT],
     Protocol[CtxT],
 ):
     """Every handler a client may implement."""
+
+
+# The wire method each handler answers, by handler name.
+HANDLER_METHODS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "on_completion_complete": "completion/complete",
+        "on_elicitation_create": "elicitation/create",
+        "on_initialize": "initialize",
+        "on_logging_set_level": "logging/setLevel",
+        "on_notifications_cancelled": "notifications/cancelled",
+        "on_notifications_initialized": "notifications/initialized",
+        "on_notifications_message": "notifications/message",
+        "on_notifications_progress": "notifications/progress",
+        "on_notifications_prompts_list_changed": "notifications/prompts/list_changed",
+        "on_notifications_resources_list_changed": "notifications/resources/list_changed",
+        "on_notifications_resources_updated": "notifications/resources/updated",
+        "on_notifications_roots_list_changed": "notifications/roots/list_changed",
+        "on_notifications_tools_list_changed": "notifications/tools/list_changed",
+        "on_ping": "ping",
+        "on_prompts_get": "prompts/get",
+        "on_prompts_list": "prompts/list",
+        "on_resources_list": "resources/list",
+        "on_resources_read": "resources/read",
+        "on_resources_subscribe": "resources/subscribe",
+        "on_resources_templates_list": "resources/templates/list",
+        "on_resources_unsubscribe": "resources/unsubscribe",
+        "on_roots_list": "roots/list",
+        "on_sampling_create_message": "sampling/createMessage",
+        "on_tools_call": "tools/call",
+        "on_tools_list": "tools/list",
+    }
+)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcpbind.methods import Direction, NotificationSpec, RequestSpec
+from mcpbind.methods import Both, Direction, NotificationSpec, RequestSpec, ToClient, ToServer
 
 from .structs import (
     CallToolRequestParams,
@@ -60,40 +60,40 @@ from .structs import (
 
 __all__ = [
     "BATCHING",
-    "CANCELLED",
     "COMPLETION_COMPLETE",
-    "ELICITATION_COMPLETE",
     "ELICITATION_CREATE",
     "INITIALIZE",
-    "INITIALIZED",
-    "LOGGING_SETLEVEL",
-    "MESSAGE",
+    "LOGGING_SET_LEVEL",
     "NOTIFICATIONS",
+    "NOTIFICATIONS_CANCELLED",
+    "NOTIFICATIONS_ELICITATION_COMPLETE",
+    "NOTIFICATIONS_INITIALIZED",
+    "NOTIFICATIONS_MESSAGE",
+    "NOTIFICATIONS_PROGRESS",
+    "NOTIFICATIONS_PROMPTS_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_UPDATED",
+    "NOTIFICATIONS_ROOTS_LIST_CHANGED",
+    "NOTIFICATIONS_TASKS_STATUS",
+    "NOTIFICATIONS_TOOLS_LIST_CHANGED",
     "PING",
-    "PROGRESS",
     "PROMPTS_GET",
     "PROMPTS_LIST",
-    "PROMPTS_LIST_CHANGED",
     "PROTOCOL_VERSION",
     "REQUESTS",
     "RESOURCES_LIST",
-    "RESOURCES_LIST_CHANGED",
     "RESOURCES_READ",
     "RESOURCES_SUBSCRIBE",
     "RESOURCES_TEMPLATES_LIST",
     "RESOURCES_UNSUBSCRIBE",
-    "RESOURCES_UPDATED",
     "ROOTS_LIST",
-    "ROOTS_LIST_CHANGED",
-    "SAMPLING_CREATEMESSAGE",
+    "SAMPLING_CREATE_MESSAGE",
     "TASKS_CANCEL",
     "TASKS_GET",
     "TASKS_LIST",
     "TASKS_RESULT",
-    "TASKS_STATUS",
     "TOOLS_CALL",
     "TOOLS_LIST",
-    "TOOLS_LIST_CHANGED",
 ]
 
 PROTOCOL_VERSION: Final = "2025-11-25"
@@ -101,15 +101,17 @@ PROTOCOL_VERSION: Final = "2025-11-25"
 BATCHING: Final = False
 
 # CallToolRequest: client to server
-TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResultOrCreateTaskResult]] = RequestSpec(
-    "tools/call",
-    Direction.CLIENT_TO_SERVER,
-    CallToolRequestParams,
-    CallToolResultOrCreateTaskResult,
-    params_optional=False,
+TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, CallToolResultOrCreateTaskResult, ToServer]] = (
+    RequestSpec(
+        "tools/call",
+        Direction.CLIENT_TO_SERVER,
+        CallToolRequestParams,
+        CallToolResultOrCreateTaskResult,
+        params_optional=False,
+    )
 )
 # CancelTaskRequest: both
-TASKS_CANCEL: Final[RequestSpec[CancelTaskRequestParams, CancelTaskResult]] = RequestSpec(
+TASKS_CANCEL: Final[RequestSpec[CancelTaskRequestParams, CancelTaskResult, Both]] = RequestSpec(
     "tasks/cancel",
     Direction.BOTH,
     CancelTaskRequestParams,
@@ -117,7 +119,7 @@ TASKS_CANCEL: Final[RequestSpec[CancelTaskRequestParams, CancelTaskResult]] = Re
     params_optional=False,
 )
 # CompleteRequest: client to server
-COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] = RequestSpec(
+COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult, ToServer]] = RequestSpec(
     "completion/complete",
     Direction.CLIENT_TO_SERVER,
     CompleteRequestParams,
@@ -125,8 +127,8 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client
-SAMPLING_CREATEMESSAGE: Final[
-    RequestSpec[CreateMessageRequestParams, CreateMessageResultOrCreateTaskResult]
+SAMPLING_CREATE_MESSAGE: Final[
+    RequestSpec[CreateMessageRequestParams, CreateMessageResultOrCreateTaskResult, ToClient]
 ] = RequestSpec(
     "sampling/createMessage",
     Direction.SERVER_TO_CLIENT,
@@ -135,15 +137,17 @@ SAMPLING_CREATEMESSAGE: Final[
     params_optional=False,
 )
 # ElicitRequest: server to client
-ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResultOrCreateTaskResult]] = RequestSpec(
-    "elicitation/create",
-    Direction.SERVER_TO_CLIENT,
-    ElicitRequestParams,
-    ElicitResultOrCreateTaskResult,
-    params_optional=False,
+ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResultOrCreateTaskResult, ToClient]] = (
+    RequestSpec(
+        "elicitation/create",
+        Direction.SERVER_TO_CLIENT,
+        ElicitRequestParams,
+        ElicitResultOrCreateTaskResult,
+        params_optional=False,
+    )
 )
 # GetPromptRequest: client to server
-PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult]] = RequestSpec(
+PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult, ToServer]] = RequestSpec(
     "prompts/get",
     Direction.CLIENT_TO_SERVER,
     GetPromptRequestParams,
@@ -151,7 +155,7 @@ PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, GetPromptResult]] = Reque
     params_optional=False,
 )
 # GetTaskPayloadRequest: both
-TASKS_RESULT: Final[RequestSpec[GetTaskPayloadRequestParams, dict[str, Any]]] = RequestSpec(
+TASKS_RESULT: Final[RequestSpec[GetTaskPayloadRequestParams, dict[str, Any], Both]] = RequestSpec(
     "tasks/result",
     Direction.BOTH,
     GetTaskPayloadRequestParams,
@@ -159,7 +163,7 @@ TASKS_RESULT: Final[RequestSpec[GetTaskPayloadRequestParams, dict[str, Any]]] = 
     params_optional=False,
 )
 # GetTaskRequest: both
-TASKS_GET: Final[RequestSpec[GetTaskRequestParams, GetTaskResult]] = RequestSpec(
+TASKS_GET: Final[RequestSpec[GetTaskRequestParams, GetTaskResult, Both]] = RequestSpec(
     "tasks/get",
     Direction.BOTH,
     GetTaskRequestParams,
@@ -167,7 +171,7 @@ TASKS_GET: Final[RequestSpec[GetTaskRequestParams, GetTaskResult]] = RequestSpec
     params_optional=False,
 )
 # InitializeRequest: client to server
-INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult]] = RequestSpec(
+INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult, ToServer]] = RequestSpec(
     "initialize",
     Direction.CLIENT_TO_SERVER,
     InitializeRequestParams,
@@ -175,7 +179,7 @@ INITIALIZE: Final[RequestSpec[InitializeRequestParams, InitializeResult]] = Requ
     params_optional=False,
 )
 # ListPromptsRequest: client to server
-PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult]] = RequestSpec(
+PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult, ToServer]] = RequestSpec(
     "prompts/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -183,17 +187,17 @@ PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult]] = Re
     params_optional=True,
 )
 # ListResourceTemplatesRequest: client to server
-RESOURCES_TEMPLATES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourceTemplatesResult]] = (
-    RequestSpec(
-        "resources/templates/list",
-        Direction.CLIENT_TO_SERVER,
-        PaginatedRequestParams,
-        ListResourceTemplatesResult,
-        params_optional=True,
-    )
+RESOURCES_TEMPLATES_LIST: Final[
+    RequestSpec[PaginatedRequestParams, ListResourceTemplatesResult, ToServer]
+] = RequestSpec(
+    "resources/templates/list",
+    Direction.CLIENT_TO_SERVER,
+    PaginatedRequestParams,
+    ListResourceTemplatesResult,
+    params_optional=True,
 )
 # ListResourcesRequest: client to server
-RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult]] = RequestSpec(
+RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult, ToServer]] = RequestSpec(
     "resources/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -201,7 +205,7 @@ RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult]] 
     params_optional=True,
 )
 # ListRootsRequest: server to client
-ROOTS_LIST: Final[RequestSpec[RequestParams, ListRootsResult]] = RequestSpec(
+ROOTS_LIST: Final[RequestSpec[RequestParams, ListRootsResult, ToClient]] = RequestSpec(
     "roots/list",
     Direction.SERVER_TO_CLIENT,
     RequestParams,
@@ -209,7 +213,7 @@ ROOTS_LIST: Final[RequestSpec[RequestParams, ListRootsResult]] = RequestSpec(
     params_optional=True,
 )
 # ListTasksRequest: both
-TASKS_LIST: Final[RequestSpec[PaginatedRequestParams, ListTasksResult]] = RequestSpec(
+TASKS_LIST: Final[RequestSpec[PaginatedRequestParams, ListTasksResult, Both]] = RequestSpec(
     "tasks/list",
     Direction.BOTH,
     PaginatedRequestParams,
@@ -217,7 +221,7 @@ TASKS_LIST: Final[RequestSpec[PaginatedRequestParams, ListTasksResult]] = Reques
     params_optional=True,
 )
 # ListToolsRequest: client to server
-TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult]] = RequestSpec(
+TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult, ToServer]] = RequestSpec(
     "tools/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -225,7 +229,7 @@ TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult]] = Reques
     params_optional=True,
 )
 # PingRequest: both
-PING: Final[RequestSpec[RequestParams, EmptyResult]] = RequestSpec(
+PING: Final[RequestSpec[RequestParams, EmptyResult, Both]] = RequestSpec(
     "ping",
     Direction.BOTH,
     RequestParams,
@@ -233,7 +237,7 @@ PING: Final[RequestSpec[RequestParams, EmptyResult]] = RequestSpec(
     params_optional=True,
 )
 # ReadResourceRequest: client to server
-RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]] = RequestSpec(
+RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult, ToServer]] = RequestSpec(
     "resources/read",
     Direction.CLIENT_TO_SERVER,
     ReadResourceRequestParams,
@@ -241,7 +245,7 @@ RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, ReadResourceResult]
     params_optional=False,
 )
 # SetLevelRequest: client to server
-LOGGING_SETLEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = RequestSpec(
+LOGGING_SET_LEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "logging/setLevel",
     Direction.CLIENT_TO_SERVER,
     SetLevelRequestParams,
@@ -249,7 +253,7 @@ LOGGING_SETLEVEL: Final[RequestSpec[SetLevelRequestParams, EmptyResult]] = Reque
     params_optional=False,
 )
 # SubscribeRequest: client to server
-RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult]] = RequestSpec(
+RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "resources/subscribe",
     Direction.CLIENT_TO_SERVER,
     SubscribeRequestParams,
@@ -257,7 +261,7 @@ RESOURCES_SUBSCRIBE: Final[RequestSpec[SubscribeRequestParams, EmptyResult]] = R
     params_optional=False,
 )
 # UnsubscribeRequest: client to server
-RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]] = RequestSpec(
+RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult, ToServer]] = RequestSpec(
     "resources/unsubscribe",
     Direction.CLIENT_TO_SERVER,
     UnsubscribeRequestParams,
@@ -265,77 +269,83 @@ RESOURCES_UNSUBSCRIBE: Final[RequestSpec[UnsubscribeRequestParams, EmptyResult]]
     params_optional=False,
 )
 # CancelledNotification: both
-CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams, Both]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # ElicitationCompleteNotification: server to client
-ELICITATION_COMPLETE: Final[NotificationSpec[ElicitationCompleteNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_ELICITATION_COMPLETE: Final[
+    NotificationSpec[ElicitationCompleteNotificationParams, ToClient]
+] = NotificationSpec(
     "notifications/elicitation/complete",
     Direction.SERVER_TO_CLIENT,
     ElicitationCompleteNotificationParams,
     params_optional=False,
 )
 # InitializedNotification: client to server
-INITIALIZED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_INITIALIZED: Final[NotificationSpec[NotificationParams, ToServer]] = NotificationSpec(
     "notifications/initialized",
     Direction.CLIENT_TO_SERVER,
     NotificationParams,
     params_optional=True,
 )
 # LoggingMessageNotification: server to client
-MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams, ToClient]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: both
-PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams, Both]] = NotificationSpec(
     "notifications/progress",
     Direction.BOTH,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
-    "notifications/resources/list_changed",
-    Direction.SERVER_TO_CLIENT,
-    NotificationParams,
-    params_optional=True,
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = (
+    NotificationSpec(
+        "notifications/resources/list_changed",
+        Direction.SERVER_TO_CLIENT,
+        NotificationParams,
+        params_optional=True,
+    )
 )
 # ResourceUpdatedNotification: server to client
-RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = NotificationSpec(
-    "notifications/resources/updated",
-    Direction.SERVER_TO_CLIENT,
-    ResourceUpdatedNotificationParams,
-    params_optional=False,
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams, ToClient]] = (
+    NotificationSpec(
+        "notifications/resources/updated",
+        Direction.SERVER_TO_CLIENT,
+        ResourceUpdatedNotificationParams,
+        params_optional=False,
+    )
 )
 # RootsListChangedNotification: client to server
-ROOTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_ROOTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToServer]] = NotificationSpec(
     "notifications/roots/list_changed",
     Direction.CLIENT_TO_SERVER,
     NotificationParams,
     params_optional=True,
 )
 # TaskStatusNotification: both
-TASKS_STATUS: Final[NotificationSpec[TaskStatusNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_TASKS_STATUS: Final[NotificationSpec[TaskStatusNotificationParams, Both]] = NotificationSpec(
     "notifications/tasks/status",
     Direction.BOTH,
     TaskStatusNotificationParams,
     params_optional=False,
 )
 # ToolListChangedNotification: server to client
-TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
@@ -343,12 +353,12 @@ TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSp
 )
 
 # Every request method, by wire name.
-REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
+REQUESTS: Final[Mapping[str, RequestSpec[Any, Any, Any]]] = MappingProxyType(
     {
         "completion/complete": COMPLETION_COMPLETE,
         "elicitation/create": ELICITATION_CREATE,
         "initialize": INITIALIZE,
-        "logging/setLevel": LOGGING_SETLEVEL,
+        "logging/setLevel": LOGGING_SET_LEVEL,
         "ping": PING,
         "prompts/get": PROMPTS_GET,
         "prompts/list": PROMPTS_LIST,
@@ -358,7 +368,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
         "resources/templates/list": RESOURCES_TEMPLATES_LIST,
         "resources/unsubscribe": RESOURCES_UNSUBSCRIBE,
         "roots/list": ROOTS_LIST,
-        "sampling/createMessage": SAMPLING_CREATEMESSAGE,
+        "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
         "tasks/cancel": TASKS_CANCEL,
         "tasks/get": TASKS_GET,
         "tasks/list": TASKS_LIST,
@@ -369,18 +379,18 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
 )
 
 # Every notification method, by wire name.
-NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
+NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any, Any]]] = MappingProxyType(
     {
-        "notifications/cancelled": CANCELLED,
-        "notifications/elicitation/complete": ELICITATION_COMPLETE,
-        "notifications/initialized": INITIALIZED,
-        "notifications/message": MESSAGE,
-        "notifications/progress": PROGRESS,
-        "notifications/prompts/list_changed": PROMPTS_LIST_CHANGED,
-        "notifications/resources/list_changed": RESOURCES_LIST_CHANGED,
-        "notifications/resources/updated": RESOURCES_UPDATED,
-        "notifications/roots/list_changed": ROOTS_LIST_CHANGED,
-        "notifications/tasks/status": TASKS_STATUS,
-        "notifications/tools/list_changed": TOOLS_LIST_CHANGED,
+        "notifications/cancelled": NOTIFICATIONS_CANCELLED,
+        "notifications/elicitation/complete": NOTIFICATIONS_ELICITATION_COMPLETE,
+        "notifications/initialized": NOTIFICATIONS_INITIALIZED,
+        "notifications/message": NOTIFICATIONS_MESSAGE,
+        "notifications/progress": NOTIFICATIONS_PROGRESS,
+        "notifications/prompts/list_changed": NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        "notifications/resources/list_changed": NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        "notifications/resources/updated": NOTIFICATIONS_RESOURCES_UPDATED,
+        "notifications/roots/list_changed": NOTIFICATIONS_ROOTS_LIST_CHANGED,
+        "notifications/tasks/status": NOTIFICATIONS_TASKS_STATUS,
+        "notifications/tools/list_changed": NOTIFICATIONS_TOOLS_LIST_CHANGED,
     }
 )

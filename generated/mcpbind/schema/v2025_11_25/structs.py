@@ -231,7 +231,7 @@ class AudioContent(SchemaStruct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     data: str
@@ -257,7 +257,7 @@ class BaseMetadata(SchemaStruct, kw_only=True):
 
 class BlobResourceContents(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     blob: str
     """A base64-encoded string representing the binary data of the item."""
     mime_type: str | UnsetType = field(name="mimeType", default=UNSET)
@@ -284,7 +284,7 @@ class CallToolRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `tools/call` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     arguments: dict[str, Any] | UnsetType = UNSET
     """Arguments to use for the tool call."""
     name: str
@@ -303,7 +303,7 @@ class CallToolResult(SchemaStruct, kw_only=True):
     """The server's response to a tool call."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     content: list[ContentBlock]
     """A list of content objects that represent the unstructured result of the tool call."""
     is_error: bool | UnsetType = field(name="isError", default=UNSET)
@@ -336,7 +336,7 @@ class CancelTaskRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``CancelTaskRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     task_id: str = field(name="taskId")
     """The task identifier to cancel."""
 
@@ -345,7 +345,7 @@ class CancelTaskResult(SchemaStruct, kw_only=True):
     """The response to a tasks/cancel request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     created_at: str = field(name="createdAt")
     """ISO 8601 timestamp when the task was created."""
     last_updated_at: str = field(name="lastUpdatedAt")
@@ -387,7 +387,7 @@ class CancelledNotificationParams(SchemaStruct, kw_only=True):
     """Parameters for a `notifications/cancelled` notification."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId | UnsetType = field(name="requestId", default=UNSET)
@@ -506,7 +506,7 @@ class CompleteRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `completion/complete` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     argument: CompleteRequestParamsArgument
     """The argument's information"""
     context: CompleteRequestParamsContext | UnsetType = UNSET
@@ -540,7 +540,7 @@ class CompleteResult(SchemaStruct, kw_only=True):
     """The server's response to a completion/complete request"""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     completion: CompleteResultCompletion
 
 
@@ -567,7 +567,7 @@ class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `sampling/createMessage` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = field(
         name="includeContext", default=UNSET
     )
@@ -617,7 +617,7 @@ class CreateMessageResult(SchemaStruct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     content: CreateMessageResultContent
     model: str
     """The name of the model that generated the message."""
@@ -639,7 +639,7 @@ class CreateTaskResult(SchemaStruct, kw_only=True):
     """A response to a task-augmented request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     task: Task
 
 
@@ -655,7 +655,7 @@ class ElicitRequestFormParams(SchemaStruct, kw_only=True):
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     message: str
     """The message to present to the user describing what information is being requested."""
     mode: Literal["form"] | UnsetType = UNSET
@@ -690,7 +690,7 @@ class ElicitRequestURLParams(SchemaStruct, kw_only=True):
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     elicitation_id: str = field(name="elicitationId")
     """The ID of the elicitation, which must be unique within the context of the server.
     The client MUST treat this ID as an opaque value.
@@ -715,7 +715,7 @@ class ElicitResult(SchemaStruct, kw_only=True):
     """The client's response to an elicitation request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
     - "accept": User submitted the form/confirmed the action
@@ -742,7 +742,7 @@ class ElicitationCompleteNotificationParams(SchemaStruct, kw_only=True):
     """Inline object at ``ElicitationCompleteNotification.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     elicitation_id: str = field(name="elicitationId")
     """The ID of the elicitation that completed."""
 
@@ -755,7 +755,7 @@ class EmbeddedResource(SchemaStruct, kw_only=True, tag_field="type", tag="resour
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     resource: TextResourceContentsOrBlobResourceContents
@@ -782,7 +782,7 @@ class GetPromptRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `prompts/get` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
     name: str
@@ -793,7 +793,7 @@ class GetPromptResult(SchemaStruct, kw_only=True):
     """The server's response to a prompts/get request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     description: str | UnsetType = UNSET
     """An optional description for the prompt."""
     messages: list[PromptMessage]
@@ -811,7 +811,7 @@ class GetTaskPayloadRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetTaskPayloadRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     task_id: str = field(name="taskId")
     """The task identifier to retrieve results for."""
 
@@ -823,7 +823,7 @@ class GetTaskPayloadResult(SchemaStruct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
 
 
 class GetTaskRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tasks/get"):
@@ -838,7 +838,7 @@ class GetTaskRequestParams(SchemaStruct, kw_only=True):
     """Inline object at ``GetTaskRequest.params`` in the schema."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     task_id: str = field(name="taskId")
     """The task identifier to query."""
 
@@ -847,7 +847,7 @@ class GetTaskResult(SchemaStruct, kw_only=True):
     """The response to a tasks/get request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     created_at: str = field(name="createdAt")
     """ISO 8601 timestamp when the task was created."""
     last_updated_at: str = field(name="lastUpdatedAt")
@@ -921,7 +921,7 @@ class ImageContent(SchemaStruct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     data: str
@@ -978,7 +978,7 @@ class InitializeRequestParams(SchemaStruct, kw_only=True):
     """Parameters for an `initialize` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     capabilities: ClientCapabilities
     client_info: Implementation = field(name="clientInfo")
     protocol_version: str = field(name="protocolVersion")
@@ -989,7 +989,7 @@ class InitializeResult(SchemaStruct, kw_only=True):
     """After receiving an initialize request from the client, the server sends this response."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     capabilities: ServerCapabilities
     instructions: str | UnsetType = UNSET
     """Instructions describing how to use the server and its features.
@@ -1070,7 +1070,7 @@ class ListPromptsResult(SchemaStruct, kw_only=True):
     """The server's response to a prompts/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1092,7 +1092,7 @@ class ListResourceTemplatesResult(SchemaStruct, kw_only=True):
     """The server's response to a resources/templates/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1112,7 +1112,7 @@ class ListResourcesResult(SchemaStruct, kw_only=True):
     """The server's response to a resources/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1142,7 +1142,7 @@ class ListRootsResult(SchemaStruct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     roots: list[Root]
 
 
@@ -1158,7 +1158,7 @@ class ListTasksResult(SchemaStruct, kw_only=True):
     """The response to a tasks/list request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1178,7 +1178,7 @@ class ListToolsResult(SchemaStruct, kw_only=True):
     """The server's response to a tools/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1197,7 +1197,7 @@ class LoggingMessageNotificationParams(SchemaStruct, kw_only=True):
     """Parameters for a `notifications/message` notification."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -1273,7 +1273,7 @@ class Notification(SchemaStruct, kw_only=True):
 
 class NotificationParams(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
 
 
 class NumberSchema(SchemaStruct, kw_only=True):
@@ -1296,7 +1296,7 @@ class PaginatedRequestParams(SchemaStruct, kw_only=True):
     """Common parameters for paginated requests."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -1305,7 +1305,7 @@ class PaginatedRequestParams(SchemaStruct, kw_only=True):
 
 class PaginatedResult(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     next_cursor: str | UnsetType = field(name="nextCursor", default=UNSET)
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1331,7 +1331,7 @@ class ProgressNotificationParams(SchemaStruct, kw_only=True):
     """Parameters for a `notifications/progress` notification."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
     progress: int | float
@@ -1346,7 +1346,7 @@ class Prompt(SchemaStruct, kw_only=True):
     """A prompt or prompt template that the server offers."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     arguments: list[PromptArgument] | UnsetType = UNSET
     """A list of arguments to use for templating the prompt."""
     description: str | UnsetType = UNSET
@@ -1440,7 +1440,7 @@ class ReadResourceRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `resources/read` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1449,7 +1449,7 @@ class ReadResourceResult(SchemaStruct, kw_only=True):
     """The server's response to a resources/read request from the client."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     contents: list[TextResourceContentsOrBlobResourceContents]
 
 
@@ -1471,14 +1471,14 @@ class RequestParams(SchemaStruct, kw_only=True):
     """Common params for any request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
 
 
 class Resource(SchemaStruct, kw_only=True):
     """A known resource that the server is capable of reading."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     description: str | UnsetType = UNSET
@@ -1522,7 +1522,7 @@ class ResourceContents(SchemaStruct, kw_only=True):
     """The contents of a specific resource or sub-resource."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     mime_type: str | UnsetType = field(name="mimeType", default=UNSET)
     """The MIME type of this resource, if known."""
     uri: str
@@ -1536,7 +1536,7 @@ class ResourceLink(SchemaStruct, kw_only=True, tag_field="type", tag="resource_l
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     description: str | UnsetType = UNSET
@@ -1589,7 +1589,7 @@ class ResourceRequestParams(SchemaStruct, kw_only=True):
     """Common parameters when working with resources."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1598,7 +1598,7 @@ class ResourceTemplate(SchemaStruct, kw_only=True):
     """A template description for resources available on the server."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     description: str | UnsetType = UNSET
@@ -1653,21 +1653,21 @@ class ResourceUpdatedNotificationParams(SchemaStruct, kw_only=True):
     """Parameters for a `notifications/resources/updated` notification."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
 
 
 class Result(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
 
 
 class Root(SchemaStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     name: str | UnsetType = UNSET
     """An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -1696,7 +1696,7 @@ class SamplingMessage(SchemaStruct, kw_only=True):
     """Describes a message issued to or received from an LLM API."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     content: SamplingMessageContent
     role: Role
 
@@ -1798,7 +1798,7 @@ class SetLevelRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `logging/setLevel` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
@@ -1824,7 +1824,7 @@ class SubscribeRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `resources/subscribe` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1857,7 +1857,7 @@ class TaskAugmentedRequestParams(SchemaStruct, kw_only=True):
     """Common params for any task-augmented request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     task: TaskMetadata | UnsetType = UNSET
     """If specified, the caller is requesting task-augmented execution for this request.
     The request will return a CreateTaskResult immediately, and the actual result can be
@@ -1890,7 +1890,7 @@ class TaskStatusNotificationParams(SchemaStruct, kw_only=True):
     """Parameters for a `notifications/tasks/status` notification."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     created_at: str = field(name="createdAt")
     """ISO 8601 timestamp when the task was created."""
     last_updated_at: str = field(name="lastUpdatedAt")
@@ -1916,7 +1916,7 @@ class TextContent(SchemaStruct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
     text: str
@@ -1925,7 +1925,7 @@ class TextContent(SchemaStruct, kw_only=True, tag_field="type", tag="text"):
 
 class TextResourceContents(SchemaStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     mime_type: str | UnsetType = field(name="mimeType", default=UNSET)
     """The MIME type of this resource, if known."""
     text: str
@@ -1996,7 +1996,7 @@ class Tool(SchemaStruct, kw_only=True):
     """Definition for a tool the client can call."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     annotations: ToolAnnotations | UnsetType = UNSET
     """Optional additional tool information.
 
@@ -2130,7 +2130,7 @@ class ToolResultContent(SchemaStruct, kw_only=True, tag_field="type", tag="tool_
     """Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations.
 
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage.
     """
     content: list[ContentBlock]
     """The unstructured result content of the tool use.
@@ -2163,7 +2163,7 @@ class ToolUseContent(SchemaStruct, kw_only=True, tag_field="type", tag="tool_use
     """Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations.
 
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage.
     """
     id: str
     """A unique identifier for this tool use.
@@ -2207,7 +2207,7 @@ class UnsubscribeRequestParams(SchemaStruct, kw_only=True):
     """Parameters for a `resources/unsubscribe` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
-    """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    """See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic#meta) for notes on `_meta` usage."""
     uri: str
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -2364,12 +2364,12 @@ else:
         ),
     )
 
-# An opaque token used to represent a cursor for pagination.
 Cursor: TypeAlias = str
+"""An opaque token used to represent a cursor for pagination."""
 
-# The parameters for a request to elicit additional information from the user via the client.
 if TYPE_CHECKING:
     ElicitRequestParams: TypeAlias = ElicitRequestURLParams | ElicitRequestFormParams
+    """The parameters for a request to elicit additional information from the user via the client."""
 else:
     ElicitRequestParams = resolved_union(
         "ElicitRequestParams",
@@ -2412,11 +2412,11 @@ else:
         ),
     )
 
-# Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = (
         JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
     )
+    """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 else:
     JSONRPCMessage = resolved_union(
         "JSONRPCMessage",
@@ -2428,9 +2428,9 @@ else:
         ),
     )
 
-# A response to a request, containing either the result or error.
 if TYPE_CHECKING:
     JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
+    """A response to a request, containing either the result or error."""
 else:
     JSONRPCResponse = resolved_union(
         "JSONRPCResponse",
@@ -2440,13 +2440,14 @@ else:
         ),
     )
 
-# The severity of a log message.
-#
-# These map to syslog message severities, as specified in RFC-5424:
-# https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
+"""The severity of a log message.
+
+These map to syslog message severities, as specified in RFC-5424:
+https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
+"""
 
 if TYPE_CHECKING:
     MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
@@ -2459,8 +2460,6 @@ else:
         ),
     )
 
-# Restricted schema definitions that only allow primitive types
-# without nested objects or arrays.
 if TYPE_CHECKING:
     PrimitiveSchemaDefinition: TypeAlias = (
         StringSchema
@@ -2472,6 +2471,9 @@ if TYPE_CHECKING:
         | TitledMultiSelectEnumSchema
         | LegacyTitledEnumSchema
     )
+    """Restricted schema definitions that only allow primitive types
+    without nested objects or arrays.
+    """
 else:
     PrimitiveSchemaDefinition = resolved_union(
         "PrimitiveSchemaDefinition",
@@ -2487,14 +2489,14 @@ else:
         ),
     )
 
-# A progress token, used to associate progress notifications with the original request.
 ProgressToken: TypeAlias = str | int
+"""A progress token, used to associate progress notifications with the original request."""
 
-# A uniquely identifying ID for a request in JSON-RPC.
 RequestId: TypeAlias = str | int
+"""A uniquely identifying ID for a request in JSON-RPC."""
 
-# The sender or recipient of messages and data in a conversation.
 Role: TypeAlias = Literal["assistant", "user"]
+"""The sender or recipient of messages and data in a conversation."""
 
 if TYPE_CHECKING:
     SamplingMessageContent: TypeAlias = (
@@ -2588,8 +2590,8 @@ else:
         ),
     )
 
-# The status of a task.
 TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_required", "working"]
+"""The status of a task."""
 
 if TYPE_CHECKING:
     TextResourceContentsOrBlobResourceContents: TypeAlias = TextResourceContents | BlobResourceContents

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcpbind.methods import Direction, NotificationSpec, RequestSpec
+from mcpbind.methods import Both, Direction, NotificationSpec, RequestSpec, ToClient, ToServer
 
 from .structs import (
     CallToolRequestParams,
@@ -51,30 +51,30 @@ from .structs import (
 
 __all__ = [
     "BATCHING",
-    "CANCELLED",
     "COMPLETION_COMPLETE",
     "ELICITATION_CREATE",
-    "MESSAGE",
     "NOTIFICATIONS",
-    "PROGRESS",
+    "NOTIFICATIONS_CANCELLED",
+    "NOTIFICATIONS_MESSAGE",
+    "NOTIFICATIONS_PROGRESS",
+    "NOTIFICATIONS_PROMPTS_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_LIST_CHANGED",
+    "NOTIFICATIONS_RESOURCES_UPDATED",
+    "NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED",
+    "NOTIFICATIONS_TOOLS_LIST_CHANGED",
     "PROMPTS_GET",
     "PROMPTS_LIST",
-    "PROMPTS_LIST_CHANGED",
     "PROTOCOL_VERSION",
     "REQUESTS",
     "RESOURCES_LIST",
-    "RESOURCES_LIST_CHANGED",
     "RESOURCES_READ",
     "RESOURCES_TEMPLATES_LIST",
-    "RESOURCES_UPDATED",
     "ROOTS_LIST",
-    "SAMPLING_CREATEMESSAGE",
+    "SAMPLING_CREATE_MESSAGE",
     "SERVER_DISCOVER",
-    "SUBSCRIPTIONS_ACKNOWLEDGED",
     "SUBSCRIPTIONS_LISTEN",
     "TOOLS_CALL",
     "TOOLS_LIST",
-    "TOOLS_LIST_CHANGED",
 ]
 
 PROTOCOL_VERSION: Final = "2026-07-28"
@@ -82,15 +82,17 @@ PROTOCOL_VERSION: Final = "2026-07-28"
 BATCHING: Final = False
 
 # CallToolRequest: client to server
-TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, InputRequiredResultOrCallToolResult]] = RequestSpec(
-    "tools/call",
-    Direction.CLIENT_TO_SERVER,
-    CallToolRequestParams,
-    InputRequiredResultOrCallToolResult,
-    params_optional=False,
+TOOLS_CALL: Final[RequestSpec[CallToolRequestParams, InputRequiredResultOrCallToolResult, ToServer]] = (
+    RequestSpec(
+        "tools/call",
+        Direction.CLIENT_TO_SERVER,
+        CallToolRequestParams,
+        InputRequiredResultOrCallToolResult,
+        params_optional=False,
+    )
 )
 # CompleteRequest: client to server
-COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] = RequestSpec(
+COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult, ToServer]] = RequestSpec(
     "completion/complete",
     Direction.CLIENT_TO_SERVER,
     CompleteRequestParams,
@@ -98,16 +100,18 @@ COMPLETION_COMPLETE: Final[RequestSpec[CompleteRequestParams, CompleteResult]] =
     params_optional=False,
 )
 # CreateMessageRequest: server to client (sent inside InputRequiredResult)
-SAMPLING_CREATEMESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult]] = RequestSpec(
-    "sampling/createMessage",
-    Direction.SERVER_TO_CLIENT,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    params_optional=False,
-    embedded=True,
+SAMPLING_CREATE_MESSAGE: Final[RequestSpec[CreateMessageRequestParams, CreateMessageResult, ToClient]] = (
+    RequestSpec(
+        "sampling/createMessage",
+        Direction.SERVER_TO_CLIENT,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        params_optional=False,
+        embedded=True,
+    )
 )
 # DiscoverRequest: client to server
-SERVER_DISCOVER: Final[RequestSpec[RequestParams, DiscoverResult]] = RequestSpec(
+SERVER_DISCOVER: Final[RequestSpec[RequestParams, DiscoverResult, ToServer]] = RequestSpec(
     "server/discover",
     Direction.CLIENT_TO_SERVER,
     RequestParams,
@@ -115,7 +119,7 @@ SERVER_DISCOVER: Final[RequestSpec[RequestParams, DiscoverResult]] = RequestSpec
     params_optional=False,
 )
 # ElicitRequest: server to client (sent inside InputRequiredResult)
-ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult]] = RequestSpec(
+ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult, ToClient]] = RequestSpec(
     "elicitation/create",
     Direction.SERVER_TO_CLIENT,
     ElicitRequestParams,
@@ -124,15 +128,17 @@ ELICITATION_CREATE: Final[RequestSpec[ElicitRequestParams, ElicitResult]] = Requ
     embedded=True,
 )
 # GetPromptRequest: client to server
-PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, InputRequiredResultOrGetPromptResult]] = RequestSpec(
-    "prompts/get",
-    Direction.CLIENT_TO_SERVER,
-    GetPromptRequestParams,
-    InputRequiredResultOrGetPromptResult,
-    params_optional=False,
+PROMPTS_GET: Final[RequestSpec[GetPromptRequestParams, InputRequiredResultOrGetPromptResult, ToServer]] = (
+    RequestSpec(
+        "prompts/get",
+        Direction.CLIENT_TO_SERVER,
+        GetPromptRequestParams,
+        InputRequiredResultOrGetPromptResult,
+        params_optional=False,
+    )
 )
 # ListPromptsRequest: client to server
-PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult]] = RequestSpec(
+PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult, ToServer]] = RequestSpec(
     "prompts/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -140,17 +146,17 @@ PROMPTS_LIST: Final[RequestSpec[PaginatedRequestParams, ListPromptsResult]] = Re
     params_optional=False,
 )
 # ListResourceTemplatesRequest: client to server
-RESOURCES_TEMPLATES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourceTemplatesResult]] = (
-    RequestSpec(
-        "resources/templates/list",
-        Direction.CLIENT_TO_SERVER,
-        PaginatedRequestParams,
-        ListResourceTemplatesResult,
-        params_optional=False,
-    )
+RESOURCES_TEMPLATES_LIST: Final[
+    RequestSpec[PaginatedRequestParams, ListResourceTemplatesResult, ToServer]
+] = RequestSpec(
+    "resources/templates/list",
+    Direction.CLIENT_TO_SERVER,
+    PaginatedRequestParams,
+    ListResourceTemplatesResult,
+    params_optional=False,
 )
 # ListResourcesRequest: client to server
-RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult]] = RequestSpec(
+RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult, ToServer]] = RequestSpec(
     "resources/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -158,7 +164,7 @@ RESOURCES_LIST: Final[RequestSpec[PaginatedRequestParams, ListResourcesResult]] 
     params_optional=False,
 )
 # ListRootsRequest: server to client (sent inside InputRequiredResult)
-ROOTS_LIST: Final[RequestSpec[ListRootsRequestParams, ListRootsResult]] = RequestSpec(
+ROOTS_LIST: Final[RequestSpec[ListRootsRequestParams, ListRootsResult, ToClient]] = RequestSpec(
     "roots/list",
     Direction.SERVER_TO_CLIENT,
     ListRootsRequestParams,
@@ -167,7 +173,7 @@ ROOTS_LIST: Final[RequestSpec[ListRootsRequestParams, ListRootsResult]] = Reques
     embedded=True,
 )
 # ListToolsRequest: client to server
-TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult]] = RequestSpec(
+TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult, ToServer]] = RequestSpec(
     "tools/list",
     Direction.CLIENT_TO_SERVER,
     PaginatedRequestParams,
@@ -175,78 +181,82 @@ TOOLS_LIST: Final[RequestSpec[PaginatedRequestParams, ListToolsResult]] = Reques
     params_optional=False,
 )
 # ReadResourceRequest: client to server
-RESOURCES_READ: Final[RequestSpec[ReadResourceRequestParams, InputRequiredResultOrReadResourceResult]] = (
-    RequestSpec(
-        "resources/read",
-        Direction.CLIENT_TO_SERVER,
-        ReadResourceRequestParams,
-        InputRequiredResultOrReadResourceResult,
-        params_optional=False,
-    )
+RESOURCES_READ: Final[
+    RequestSpec[ReadResourceRequestParams, InputRequiredResultOrReadResourceResult, ToServer]
+] = RequestSpec(
+    "resources/read",
+    Direction.CLIENT_TO_SERVER,
+    ReadResourceRequestParams,
+    InputRequiredResultOrReadResourceResult,
+    params_optional=False,
 )
 # SubscriptionsListenRequest: client to server
-SUBSCRIPTIONS_LISTEN: Final[RequestSpec[SubscriptionsListenRequestParams, SubscriptionsListenResult]] = (
-    RequestSpec(
-        "subscriptions/listen",
-        Direction.CLIENT_TO_SERVER,
-        SubscriptionsListenRequestParams,
-        SubscriptionsListenResult,
-        params_optional=False,
-    )
+SUBSCRIPTIONS_LISTEN: Final[
+    RequestSpec[SubscriptionsListenRequestParams, SubscriptionsListenResult, ToServer]
+] = RequestSpec(
+    "subscriptions/listen",
+    Direction.CLIENT_TO_SERVER,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+    params_optional=False,
 )
 # CancelledNotification: both
-CANCELLED: Final[NotificationSpec[CancelledNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[CancelledNotificationParams, Both]] = NotificationSpec(
     "notifications/cancelled",
     Direction.BOTH,
     CancelledNotificationParams,
     params_optional=False,
 )
 # LoggingMessageNotification: server to client
-MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[LoggingMessageNotificationParams, ToClient]] = NotificationSpec(
     "notifications/message",
     Direction.SERVER_TO_CLIENT,
     LoggingMessageNotificationParams,
     params_optional=False,
 )
 # ProgressNotification: server to client
-PROGRESS: Final[NotificationSpec[ProgressNotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[ProgressNotificationParams, ToClient]] = NotificationSpec(
     "notifications/progress",
     Direction.SERVER_TO_CLIENT,
     ProgressNotificationParams,
     params_optional=False,
 )
 # PromptListChangedNotification: server to client
-PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = NotificationSpec(
     "notifications/prompts/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
     params_optional=True,
 )
 # ResourceListChangedNotification: server to client
-RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
-    "notifications/resources/list_changed",
-    Direction.SERVER_TO_CLIENT,
-    NotificationParams,
-    params_optional=True,
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = (
+    NotificationSpec(
+        "notifications/resources/list_changed",
+        Direction.SERVER_TO_CLIENT,
+        NotificationParams,
+        params_optional=True,
+    )
 )
 # ResourceUpdatedNotification: server to client
-RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams]] = NotificationSpec(
-    "notifications/resources/updated",
-    Direction.SERVER_TO_CLIENT,
-    ResourceUpdatedNotificationParams,
-    params_optional=False,
-)
-# SubscriptionsAcknowledgedNotification: server to client
-SUBSCRIPTIONS_ACKNOWLEDGED: Final[NotificationSpec[SubscriptionsAcknowledgedNotificationParams]] = (
+NOTIFICATIONS_RESOURCES_UPDATED: Final[NotificationSpec[ResourceUpdatedNotificationParams, ToClient]] = (
     NotificationSpec(
-        "notifications/subscriptions/acknowledged",
+        "notifications/resources/updated",
         Direction.SERVER_TO_CLIENT,
-        SubscriptionsAcknowledgedNotificationParams,
+        ResourceUpdatedNotificationParams,
         params_optional=False,
     )
 )
+# SubscriptionsAcknowledgedNotification: server to client
+NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: Final[
+    NotificationSpec[SubscriptionsAcknowledgedNotificationParams, ToClient]
+] = NotificationSpec(
+    "notifications/subscriptions/acknowledged",
+    Direction.SERVER_TO_CLIENT,
+    SubscriptionsAcknowledgedNotificationParams,
+    params_optional=False,
+)
 # ToolListChangedNotification: server to client
-TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSpec(
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams, ToClient]] = NotificationSpec(
     "notifications/tools/list_changed",
     Direction.SERVER_TO_CLIENT,
     NotificationParams,
@@ -254,7 +264,7 @@ TOOLS_LIST_CHANGED: Final[NotificationSpec[NotificationParams]] = NotificationSp
 )
 
 # Every request method, by wire name.
-REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
+REQUESTS: Final[Mapping[str, RequestSpec[Any, Any, Any]]] = MappingProxyType(
     {
         "completion/complete": COMPLETION_COMPLETE,
         "elicitation/create": ELICITATION_CREATE,
@@ -264,7 +274,7 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
         "resources/read": RESOURCES_READ,
         "resources/templates/list": RESOURCES_TEMPLATES_LIST,
         "roots/list": ROOTS_LIST,
-        "sampling/createMessage": SAMPLING_CREATEMESSAGE,
+        "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
         "server/discover": SERVER_DISCOVER,
         "subscriptions/listen": SUBSCRIPTIONS_LISTEN,
         "tools/call": TOOLS_CALL,
@@ -273,15 +283,15 @@ REQUESTS: Final[Mapping[str, RequestSpec[Any, Any]]] = MappingProxyType(
 )
 
 # Every notification method, by wire name.
-NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = MappingProxyType(
+NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any, Any]]] = MappingProxyType(
     {
-        "notifications/cancelled": CANCELLED,
-        "notifications/message": MESSAGE,
-        "notifications/progress": PROGRESS,
-        "notifications/prompts/list_changed": PROMPTS_LIST_CHANGED,
-        "notifications/resources/list_changed": RESOURCES_LIST_CHANGED,
-        "notifications/resources/updated": RESOURCES_UPDATED,
-        "notifications/subscriptions/acknowledged": SUBSCRIPTIONS_ACKNOWLEDGED,
-        "notifications/tools/list_changed": TOOLS_LIST_CHANGED,
+        "notifications/cancelled": NOTIFICATIONS_CANCELLED,
+        "notifications/message": NOTIFICATIONS_MESSAGE,
+        "notifications/progress": NOTIFICATIONS_PROGRESS,
+        "notifications/prompts/list_changed": NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        "notifications/resources/list_changed": NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        "notifications/resources/updated": NOTIFICATIONS_RESOURCES_UPDATED,
+        "notifications/subscriptions/acknowledged": NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
+        "notifications/tools/list_changed": NOTIFICATIONS_TOOLS_LIST_CHANGED,
     }
 )

@@ -251,7 +251,7 @@ class BaseMetadata(SchemaStruct, kw_only=True):
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -331,7 +331,7 @@ class CallToolRequestParams(SchemaStruct, kw_only=True):
 
 
 class CallToolResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link CallToolRequesttools/call} request."""
+    """The result returned by the server for a ``tools/call`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     content: list[ContentBlock]
@@ -368,7 +368,7 @@ class CallToolResult(SchemaStruct, kw_only=True):
 
 
 class CallToolResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link CallToolRequesttools/call} request."""
+    """A successful response from the server for a ``tools/call`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -378,7 +378,7 @@ class CallToolResultResponse(SchemaStruct, kw_only=True):
 class CancelledNotification(SchemaStruct, kw_only=True, tag_field="method", tag="notifications/cancelled"):
     """This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
-    On stdio, the server also sends this notification, solely to terminate a {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
+    On stdio, the server also sends this notification, solely to terminate a ``subscriptions/listen`` stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
 
     The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 
@@ -414,7 +414,7 @@ class ClientCapabilities(SchemaStruct, kw_only=True):
     (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
     per-extension settings objects. An empty object indicates support with no settings.
 
-    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
+    Keys MUST follow the `_meta` key naming rules (``MetaObject``), with a
     mandatory prefix.
     """
     roots: dict[str, Any] | UnsetType = UNSET
@@ -450,7 +450,7 @@ class ClientCapabilitiesSampling(SchemaStruct, kw_only=True):
 class ClientNotification(SchemaStruct, kw_only=True, tag_field="method", tag="notifications/cancelled"):
     """This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
-    On stdio, the server also sends this notification, solely to terminate a {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
+    On stdio, the server also sends this notification, solely to terminate a ``subscriptions/listen`` stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
 
     The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 
@@ -503,7 +503,7 @@ class CompleteRequestParamsContext(SchemaStruct, kw_only=True):
 
 
 class CompleteResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link CompleteRequestcompletion/complete} request."""
+    """The result returned by the server for a ``completion/complete`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     completion: CompleteResultCompletion
@@ -530,7 +530,7 @@ class CompleteResultCompletion(SchemaStruct, kw_only=True):
 
 
 class CompleteResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link CompleteRequestcompletion/complete} request."""
+    """A successful response from the server for a ``completion/complete`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -555,7 +555,7 @@ class CreateMessageRequestParams(SchemaStruct, kw_only=True):
 
     Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
     omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-    {@link ClientCapabilities.sampling.context}.
+    ``ClientCapabilities.sampling.context``.
     """
     max_tokens: int = field(name="maxTokens")
     """The requested maximum number of tokens to sample (to prevent runaway completions).
@@ -573,17 +573,17 @@ class CreateMessageRequestParams(SchemaStruct, kw_only=True):
     temperature: int | float | UnsetType = UNSET
     tool_choice: ToolChoice | UnsetType = field(name="toolChoice", default=UNSET)
     """Controls how the model uses tools.
-    The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
+    The client MUST return an error if this field is provided but ``ClientCapabilities.sampling.tools`` is not declared.
     Default is `{ mode: "auto" }`.
     """
     tools: list[Tool] | UnsetType = UNSET
     """Tools that the model may use during generation.
-    The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
+    The client MUST return an error if this field is provided but ``ClientCapabilities.sampling.tools`` is not declared.
     """
 
 
 class CreateMessageResult(SchemaStruct, kw_only=True):
-    """The result returned by the client for a {@link CreateMessageRequestsampling/createMessage} request.
+    """The result returned by the client for a ``sampling/createMessage`` request.
     The client should inform the user before returning the sampled message, to allow them
     to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
@@ -619,7 +619,7 @@ class DiscoverRequest(SchemaStruct, kw_only=True, tag_field="method", tag="serve
 
 
 class DiscoverResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link DiscoverRequestserver/discover} request."""
+    """The result returned by the server for a ``server/discover`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
@@ -670,7 +670,7 @@ class DiscoverResult(SchemaStruct, kw_only=True):
 
 
 class DiscoverResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link DiscoverRequestserver/discover} request."""
+    """A successful response from the server for a ``server/discover`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -722,7 +722,7 @@ class ElicitRequestURLParams(SchemaStruct, kw_only=True):
 
 
 class ElicitResult(SchemaStruct, kw_only=True):
-    """The result returned by the client for an {@link ElicitRequestelicitation/create} request."""
+    """The result returned by the client for an ``elicitation/create`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     action: Literal["accept", "cancel", "decline"]
@@ -781,7 +781,7 @@ class GetPromptRequestParams(SchemaStruct, kw_only=True):
 
 
 class GetPromptResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link GetPromptRequestprompts/get} request."""
+    """The result returned by the server for a ``prompts/get`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     description: str | UnsetType = UNSET
@@ -799,7 +799,7 @@ class GetPromptResult(SchemaStruct, kw_only=True):
 
 
 class GetPromptResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link GetPromptRequestprompts/get} request."""
+    """A successful response from the server for a ``prompts/get`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -916,7 +916,7 @@ class Implementation(SchemaStruct, kw_only=True):
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1030,7 +1030,7 @@ class JSONRPCResultResponse(SchemaStruct, kw_only=True):
 
 
 class LegacyTitledEnumSchema(SchemaStruct, kw_only=True, tag_field="type", tag="string"):
-    """Use {@link TitledSingleSelectEnumSchema} instead.
+    """Use ``TitledSingleSelectEnumSchema`` instead.
     This interface will be removed in a future version.
     """
 
@@ -1053,7 +1053,7 @@ class ListPromptsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="pr
 
 
 class ListPromptsResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link ListPromptsRequestprompts/list} request."""
+    """The result returned by the server for a ``prompts/list`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
@@ -1095,7 +1095,7 @@ class ListPromptsResult(SchemaStruct, kw_only=True):
 
 
 class ListPromptsResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link ListPromptsRequestprompts/list} request."""
+    """A successful response from the server for a ``prompts/list`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -1113,7 +1113,7 @@ class ListResourceTemplatesRequest(
 
 
 class ListResourceTemplatesResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
+    """The result returned by the server for a ``resources/templates/list`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
@@ -1155,7 +1155,7 @@ class ListResourceTemplatesResult(SchemaStruct, kw_only=True):
 
 
 class ListResourceTemplatesResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
+    """A successful response from the server for a ``resources/templates/list`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -1171,7 +1171,7 @@ class ListResourcesRequest(SchemaStruct, kw_only=True, tag_field="method", tag="
 
 
 class ListResourcesResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link ListResourcesRequestresources/list} request."""
+    """The result returned by the server for a ``resources/list`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
@@ -1213,7 +1213,7 @@ class ListResourcesResult(SchemaStruct, kw_only=True):
 
 
 class ListResourcesResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link ListResourcesRequestresources/list} request."""
+    """A successful response from the server for a ``resources/list`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -1241,8 +1241,8 @@ class ListRootsRequestParams(SchemaStruct, kw_only=True):
 
 
 class ListRootsResult(SchemaStruct, kw_only=True):
-    """The result returned by the client for a {@link ListRootsRequestroots/list} request.
-    This result contains an array of {@link Root} objects, each representing a root directory
+    """The result returned by the client for a ``roots/list`` request.
+    This result contains an array of ``Root`` objects, each representing a root directory
     or file that the server can operate on.
     """
 
@@ -1259,7 +1259,7 @@ class ListToolsRequest(SchemaStruct, kw_only=True, tag_field="method", tag="tool
 
 
 class ListToolsResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link ListToolsRequesttools/list} request."""
+    """The result returned by the server for a ``tools/list`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
@@ -1301,7 +1301,7 @@ class ListToolsResult(SchemaStruct, kw_only=True):
 
 
 class ListToolsResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link ListToolsRequesttools/list} request."""
+    """A successful response from the server for a ``tools/list`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -1332,7 +1332,7 @@ class MethodNotFoundError(SchemaStruct, kw_only=True):
 
     In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
 
-    A request that requires a client capability the client did not declare is signalled instead by {@link MissingRequiredClientCapabilityError} (`-32021`).
+    A request that requires a client capability the client did not declare is signalled instead by ``MissingRequiredClientCapabilityError`` (`-32021`).
     """
 
     code: Literal[-32601] = -32601
@@ -1441,14 +1441,14 @@ class Notification(SchemaStruct, kw_only=True):
 
 
 class NotificationMetaObject(SchemaStruct, kw_only=True):
-    """Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply."""
+    """Extends ``MetaObject`` with additional notification-specific fields. All key naming rules from `MetaObject` apply."""
 
     subscription_id: RequestId | UnsetType = field(
         name="io.modelcontextprotocol/subscriptionId", default=UNSET
     )
     """Identifies the subscription stream a notification was delivered on. The
     server MUST include this key on every notification delivered via a
-    {@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
+    ``subscriptions/listen`` stream, so the
     client can correlate the notification with the originating subscription.
     The key is absent on notifications not delivered via a subscription
     stream (e.g. progress notifications for an in-flight request), which is
@@ -1527,7 +1527,7 @@ class ProgressNotification(SchemaStruct, kw_only=True, tag_field="method", tag="
 
 
 class ProgressNotificationParams(SchemaStruct, kw_only=True):
-    """Parameters for a {@link ProgressNotificationnotifications/progress} notification."""
+    """Parameters for a ``notifications/progress`` notification."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     message: str | UnsetType = UNSET
@@ -1565,7 +1565,7 @@ class Prompt(SchemaStruct, kw_only=True):
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1584,7 +1584,7 @@ class PromptArgument(SchemaStruct, kw_only=True):
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1593,7 +1593,7 @@ class PromptArgument(SchemaStruct, kw_only=True):
 class PromptListChangedNotification(
     SchemaStruct, kw_only=True, tag_field="method", tag="notifications/prompts/list_changed"
 ):
-    """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field."""
+    """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a ``subscriptions/listen`` stream when the client requested it via the `promptsListChanged` filter field."""
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
@@ -1602,7 +1602,7 @@ class PromptListChangedNotification(
 class PromptMessage(SchemaStruct, kw_only=True):
     """Describes a message returned as part of a prompt.
 
-    This is similar to {@link SamplingMessage}, but also supports the embedding of
+    This is similar to ``SamplingMessage``, but also supports the embedding of
     resources from the MCP server.
     """
 
@@ -1619,7 +1619,7 @@ class PromptReference(SchemaStruct, kw_only=True, tag_field="type", tag="ref/pro
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1644,7 +1644,7 @@ class ReadResourceRequestParams(SchemaStruct, kw_only=True):
 
 
 class ReadResourceResult(SchemaStruct, kw_only=True):
-    """The result returned by the server for a {@link ReadResourceRequestresources/read} request."""
+    """The result returned by the server for a ``resources/read`` request."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     cache_scope: Literal["private", "public"] | UnsetType = field(name="cacheScope", default=UNSET)
@@ -1682,7 +1682,7 @@ class ReadResourceResult(SchemaStruct, kw_only=True):
 
 
 class ReadResourceResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link ReadResourceRequestresources/read} request."""
+    """A successful response from the server for a ``resources/read`` request."""
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
@@ -1695,7 +1695,7 @@ class Request(SchemaStruct, kw_only=True):
 
 
 class RequestMetaObject(SchemaStruct, kw_only=True):
-    """Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply."""
+    """Extends ``MetaObject`` with additional request-specific fields. All key naming rules from `MetaObject` apply."""
 
     client_capabilities: ClientCapabilities = field(name="io.modelcontextprotocol/clientCapabilities")
     """The client's capabilities for this specific request. Required.
@@ -1709,7 +1709,7 @@ class RequestMetaObject(SchemaStruct, kw_only=True):
     include this field on every request unless specifically configured not
     to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
+    The ``Implementation`` schema requires `name` and `version`; other
     fields are optional.
 
     The value is self-reported by the client and is not verified by the
@@ -1720,7 +1720,7 @@ class RequestMetaObject(SchemaStruct, kw_only=True):
     log_level: LoggingLevel | UnsetType = field(name="io.modelcontextprotocol/logLevel", default=UNSET)
     """The desired log level for this request. Optional.
 
-    If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
+    If absent, the server MUST NOT send any ``notifications/message``
     notifications for this request. The client opts in to log messages by
     explicitly setting a level. Replaces the former `logging/setLevel` RPC.
     """
@@ -1730,10 +1730,10 @@ class RequestMetaObject(SchemaStruct, kw_only=True):
     For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
     header; otherwise the server MUST return a `400 Bad Request`. If the
     server does not support the requested version, it MUST return an
-    {@link UnsupportedProtocolVersionError}.
+    ``UnsupportedProtocolVersionError``.
     """
     progress_token: ProgressToken | UnsetType = field(name="progressToken", default=UNSET)
-    """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
+    """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by ``notifications/progress``). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
 
 class RequestParams(SchemaStruct, kw_only=True):
@@ -1777,7 +1777,7 @@ class Resource(SchemaStruct, kw_only=True):
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1798,7 +1798,7 @@ class ResourceContents(SchemaStruct, kw_only=True):
 class ResourceLink(SchemaStruct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool call result.
 
-    Note: resource links returned by tools are not guaranteed to appear in the results of {@link ListResourcesRequestresources/list} requests.
+    Note: resource links returned by tools are not guaranteed to appear in the results of ``resources/list`` requests.
     """
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
@@ -1833,7 +1833,7 @@ class ResourceLink(SchemaStruct, kw_only=True, tag_field="type", tag="resource_l
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1844,7 +1844,7 @@ class ResourceLink(SchemaStruct, kw_only=True, tag_field="type", tag="resource_l
 class ResourceListChangedNotification(
     SchemaStruct, kw_only=True, tag_field="method", tag="notifications/resources/list_changed"
 ):
-    """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field."""
+    """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a ``subscriptions/listen`` stream when the client requested it via the `resourcesListChanged` filter field."""
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
@@ -1888,7 +1888,7 @@ class ResourceTemplate(SchemaStruct, kw_only=True):
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
@@ -1906,7 +1906,7 @@ class ResourceTemplateReference(SchemaStruct, kw_only=True, tag_field="type", ta
 class ResourceUpdatedNotification(
     SchemaStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
 ):
-    """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
+    """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a ``subscriptions/listen`` request."""
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: ResourceUpdatedNotificationParams
@@ -1936,14 +1936,14 @@ class Result(SchemaStruct, kw_only=True):
 
 
 class ResultMetaObject(SchemaStruct, kw_only=True):
-    """Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply."""
+    """Extends ``MetaObject`` with additional result-specific fields. All key naming rules from `MetaObject` apply."""
 
     server_info: Implementation | UnsetType = field(name="io.modelcontextprotocol/serverInfo", default=UNSET)
     """Identifies the server software producing the response. Servers SHOULD
     include this field on every response unless specifically configured not
     to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
+    The ``Implementation`` schema requires `name` and `version`; other
     fields are optional.
 
     The value is self-reported by the server and is not verified by the
@@ -1989,7 +1989,7 @@ class ServerCapabilities(SchemaStruct, kw_only=True):
     (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
     objects. An empty object indicates support with no settings.
 
-    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
+    Keys MUST follow the `_meta` key naming rules (``MetaObject``), with a
     mandatory prefix.
     """
     logging: JSONObject | UnsetType = UNSET
@@ -2045,29 +2045,29 @@ class StringSchema(SchemaStruct, kw_only=True, tag_field="type", tag="string"):
 
 class SubscriptionFilter(SchemaStruct, kw_only=True):
     """The set of notification types a client may opt in to on a
-    {@link SubscriptionsListenRequestsubscriptions/listen} request.
+    ``subscriptions/listen`` request.
 
     Each notification type is **opt-in**; the server **MUST NOT** send
     notification types the client has not explicitly requested here.
     """
 
     prompts_list_changed: bool | UnsetType = field(name="promptsListChanged", default=UNSET)
-    """If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}."""
+    """If true, receive ``notifications/prompts/list_changed``."""
     resource_subscriptions: list[str] | UnsetType = field(name="resourceSubscriptions", default=UNSET)
-    """Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
+    """Subscribe to ``notifications/resources/updated`` for these resource URIs.
     Replaces the former `resources/subscribe` RPC.
     """
     resources_list_changed: bool | UnsetType = field(name="resourcesListChanged", default=UNSET)
-    """If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}."""
+    """If true, receive ``notifications/resources/list_changed``."""
     tools_list_changed: bool | UnsetType = field(name="toolsListChanged", default=UNSET)
-    """If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}."""
+    """If true, receive ``notifications/tools/list_changed``."""
 
 
 class SubscriptionsAcknowledgedNotification(
     SchemaStruct, kw_only=True, tag_field="method", tag="notifications/subscriptions/acknowledged"
 ):
     """Sent by the server to acknowledge that a
-    {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been
+    ``subscriptions/listen`` subscription has been
     established and to report which notification types it agreed to honor.
 
     This notification MUST be the first message the server sends carrying the
@@ -2083,7 +2083,7 @@ class SubscriptionsAcknowledgedNotification(
 
 
 class SubscriptionsAcknowledgedNotificationParams(SchemaStruct, kw_only=True):
-    """Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification."""
+    """Parameters for a ``notifications/subscriptions/acknowledged`` notification."""
 
     meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
     notifications: SubscriptionFilter
@@ -2106,7 +2106,7 @@ class SubscriptionsListenRequest(SchemaStruct, kw_only=True, tag_field="method",
 
 
 class SubscriptionsListenRequestParams(SchemaStruct, kw_only=True):
-    """Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
+    """Parameters for a ``subscriptions/listen`` request."""
 
     meta: dict[str, Any] = field(name="_meta")
     notifications: SubscriptionFilter
@@ -2117,7 +2117,7 @@ class SubscriptionsListenRequestParams(SchemaStruct, kw_only=True):
 
 
 class SubscriptionsListenResult(SchemaStruct, kw_only=True):
-    """The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
+    """The response to a ``subscriptions/listen``
     request, signalling that the subscription has ended gracefully (for example,
     during server shutdown). Because the listen stream is long-lived, this result
     is sent only when the server tears the subscription down; an abrupt transport
@@ -2137,8 +2137,8 @@ class SubscriptionsListenResult(SchemaStruct, kw_only=True):
 
 
 class SubscriptionsListenResultMetaObject(SchemaStruct, kw_only=True):
-    """Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
-    {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply.
+    """Extends ``ResultMetaObject`` with the subscription-stream identifier carried by a
+    ``SubscriptionsListenResult``. All key naming rules from `MetaObject` apply.
     """
 
     server_info: Implementation | UnsetType = field(name="io.modelcontextprotocol/serverInfo", default=UNSET)
@@ -2146,7 +2146,7 @@ class SubscriptionsListenResultMetaObject(SchemaStruct, kw_only=True):
     include this field on every response unless specifically configured not
     to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
+    The ``Implementation`` schema requires `name` and `version`; other
     fields are optional.
 
     The value is self-reported by the server and is not verified by the
@@ -2164,7 +2164,7 @@ class SubscriptionsListenResultMetaObject(SchemaStruct, kw_only=True):
 
 
 class SubscriptionsListenResultResponse(SchemaStruct, kw_only=True):
-    """A successful response from the server for a {@link SubscriptionsListenRequestsubscriptions/listen}
+    """A successful response from the server for a ``subscriptions/listen``
     request, sent when the server tears the subscription down gracefully.
     """
 
@@ -2296,7 +2296,7 @@ class Tool(SchemaStruct, kw_only=True):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     output_schema: dict[str, Any] | UnsetType = field(name="outputSchema", default=UNSET)
     """An optional JSON Schema object defining the structure of the tool's output returned in
-    the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
+    the structuredContent field of a ``CallToolResult``. This can be any valid JSON Schema 2020-12.
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
@@ -2304,14 +2304,14 @@ class Tool(SchemaStruct, kw_only=True):
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
+    If not provided, the name should be used for display (except for ``Tool``,
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
 
 
 class ToolAnnotations(SchemaStruct, kw_only=True):
-    """Additional properties describing a {@link Tool} to clients.
+    """Additional properties describing a ``Tool`` to clients.
 
     NOTE: all properties in `ToolAnnotations` are **hints**.
     They are not guaranteed to provide a faithful description of
@@ -2368,7 +2368,7 @@ class ToolChoice(SchemaStruct, kw_only=True):
 class ToolListChangedNotification(
     SchemaStruct, kw_only=True, tag_field="method", tag="notifications/tools/list_changed"
 ):
-    """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
+    """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a ``subscriptions/listen`` stream when the client requested it via the `toolsListChanged` filter field."""
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
@@ -2384,7 +2384,7 @@ class ToolResultContent(SchemaStruct, kw_only=True, tag_field="type", tag="tool_
     content: list[ContentBlock]
     """The unstructured result content of the tool use.
 
-    This has the same format as {@link CallToolResult.content} and can include text, images,
+    This has the same format as ``CallToolResult.content`` and can include text, images,
     audio, resource links, and embedded resources.
     """
     is_error: bool | UnsetType = field(name="isError", default=UNSET)
@@ -2397,12 +2397,12 @@ class ToolResultContent(SchemaStruct, kw_only=True, tag_field="type", tag="tool_
     """An optional structured result value.
 
     This can be any JSON value (object, array, string, number, boolean, or null).
-    If the tool defined an {@link Tool.outputSchema}, this SHOULD conform to that schema.
+    If the tool defined an ``Tool.outputSchema``, this SHOULD conform to that schema.
     """
     tool_use_id: str = field(name="toolUseId")
     """The ID of the tool use this result corresponds to.
 
-    This MUST match the ID from a previous {@link ToolUseContent}.
+    This MUST match the ID from a previous ``ToolUseContent``.
     """
 
 
@@ -2514,8 +2514,8 @@ ClientRequest: TypeAlias = (
     | CompleteRequest
 )
 
-# Common result fields.
 ClientResult: TypeAlias = Result
+"""Common result fields."""
 
 if TYPE_CHECKING:
     ContentBlock: TypeAlias = (
@@ -2553,12 +2553,12 @@ else:
         | list[SamplingMessageContentBlock]
     )
 
-# An opaque token used to represent a cursor for pagination.
 Cursor: TypeAlias = str
+"""An opaque token used to represent a cursor for pagination."""
 
-# The parameters for a request to elicit additional information from the user via the client.
 if TYPE_CHECKING:
     ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams
+    """The parameters for a request to elicit additional information from the user via the client."""
 else:
     ElicitRequestParams = resolved_union(
         "ElicitRequestParams",
@@ -2568,8 +2568,8 @@ else:
         ),
     )
 
-# Common result fields.
 EmptyResult: TypeAlias = Result
+"""Common result fields."""
 
 if TYPE_CHECKING:
     EnumSchema: TypeAlias = (
@@ -2593,9 +2593,10 @@ else:
 
 InputRequest: TypeAlias = CreateMessageRequest | ListRootsRequest | ElicitRequest
 
-# A map of server-initiated requests that the client must fulfill.
-# Keys are server-assigned identifiers; values are the request objects.
 InputRequests: TypeAlias = dict[str, InputRequest]
+"""A map of server-initiated requests that the client must fulfill.
+Keys are server-assigned identifiers; values are the request objects.
+"""
 
 if TYPE_CHECKING:
     InputRequiredResultOrCallToolResult: TypeAlias = InputRequiredResult | CallToolResult
@@ -2645,20 +2646,21 @@ else:
         ),
     )
 
-# A map of client responses to server-initiated requests.
-# Keys correspond to the keys in the {@link InputRequests} map;
-# values are the client's result for each request.
 InputResponses: TypeAlias = dict[str, InputResponse]
+"""A map of client responses to server-initiated requests.
+Keys correspond to the keys in the ``InputRequests`` map;
+values are the client's result for each request.
+"""
 
 JSONArray: TypeAlias = list[Any]
 
 JSONObject: TypeAlias = dict[str, Any]
 
-# Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = (
         JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
     )
+    """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 else:
     JSONRPCMessage = resolved_union(
         "JSONRPCMessage",
@@ -2670,9 +2672,9 @@ else:
         ),
     )
 
-# A response to a request, containing either the result or error.
 if TYPE_CHECKING:
     JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
+    """A response to a request, containing either the result or error."""
 else:
     JSONRPCResponse = resolved_union(
         "JSONRPCResponse",
@@ -2684,39 +2686,32 @@ else:
 
 JSONValue: TypeAlias = Any
 
-# The severity of a log message.
-#
-# These map to syslog message severities, as specified in RFC-5424:
-# https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
+"""The severity of a log message.
 
-# Represents the contents of a `_meta` field, which clients and servers use to attach additional
-# metadata to their interactions.
-#
-# Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT
-# make assumptions about values at these keys. Additionally, specific schema definitions may
-# reserve particular names for purpose-specific metadata, as declared in those definitions.
-#
-# Valid keys have two segments:
-#
-# **Prefix:**
-# - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a
-# slash (`/`).
-# - Labels MUST start with a letter and end with a letter or digit. Interior characters may be
-# letters, digits, or hyphens (`-`).
-# - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than
-# `example.com/`).
-# - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP
-# use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and
-# `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second
-# label is `example`.
-#
-# **Name:**
-# - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-# - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
+These map to syslog message severities, as specified in RFC-5424:
+https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
+"""
+
 MetaObject: TypeAlias = dict[str, Any]
+"""Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
+
+Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
+
+Valid keys have two segments:
+
+**Prefix:**
+- Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
+- Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
+- Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
+- Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
+
+**Name:**
+- Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
+- Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
+"""
 
 if TYPE_CHECKING:
     MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
@@ -2729,8 +2724,6 @@ else:
         ),
     )
 
-# Restricted schema definitions that only allow primitive types
-# without nested objects or arrays.
 if TYPE_CHECKING:
     PrimitiveSchemaDefinition: TypeAlias = (
         StringSchema
@@ -2742,6 +2735,9 @@ if TYPE_CHECKING:
         | TitledMultiSelectEnumSchema
         | LegacyTitledEnumSchema
     )
+    """Restricted schema definitions that only allow primitive types
+    without nested objects or arrays.
+    """
 else:
     PrimitiveSchemaDefinition = resolved_union(
         "PrimitiveSchemaDefinition",
@@ -2757,23 +2753,22 @@ else:
         ),
     )
 
-# A progress token, used to associate progress notifications with the original request.
 ProgressToken: TypeAlias = str | int
+"""A progress token, used to associate progress notifications with the original request."""
 
-# A uniquely identifying ID for a request in JSON-RPC.
 RequestId: TypeAlias = str | int
+"""A uniquely identifying ID for a request in JSON-RPC."""
 
-# Indicates the type of a {@link Result} object, allowing the client to
-# determine how to parse the response.
-#
-# complete - the request completed successfully and the result contains the final content.
-# input_required - the request requires additional input and the result contains an {@link
-# InputRequiredResult} object with instructions for the client to provide additional input
-# before retrying the original request.
 ResultType: TypeAlias = str
+"""Indicates the type of a ``Result`` object, allowing the client to
+determine how to parse the response.
 
-# The sender or recipient of messages and data in a conversation.
+complete - the request completed successfully and the result contains the final content.
+input_required - the request requires additional input and the result contains an ``InputRequiredResult`` object with instructions for the client to provide additional input before retrying the original request.
+"""
+
 Role: TypeAlias = Literal["assistant", "user"]
+"""The sender or recipient of messages and data in a conversation."""
 
 if TYPE_CHECKING:
     SamplingMessageContent: TypeAlias = (

@@ -13,11 +13,14 @@
 sends), ``ClientHandlers`` what a client may handle. Each handler is also its own
 protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the
 signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.
+``HANDLER_METHODS`` maps each handler's name to the wire method it answers.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final, Protocol, TypeVar
 
 from .structs import (
     CallToolRequestParams,
@@ -54,37 +57,32 @@ from .structs import (
 __all__ = [
     "ClientHandlers",
     "CtxT",
-    "HandlesCancelled",
+    "HANDLER_METHODS",
     "HandlesCompletionComplete",
     "HandlesElicitationCreate",
-    "HandlesMessage",
-    "HandlesProgress",
+    "HandlesNotificationsCancelled",
+    "HandlesNotificationsMessage",
+    "HandlesNotificationsProgress",
+    "HandlesNotificationsPromptsListChanged",
+    "HandlesNotificationsResourcesListChanged",
+    "HandlesNotificationsResourcesUpdated",
+    "HandlesNotificationsSubscriptionsAcknowledged",
+    "HandlesNotificationsToolsListChanged",
     "HandlesPromptsGet",
     "HandlesPromptsList",
-    "HandlesPromptsListChanged",
     "HandlesResourcesList",
-    "HandlesResourcesListChanged",
     "HandlesResourcesRead",
     "HandlesResourcesTemplatesList",
-    "HandlesResourcesUpdated",
     "HandlesRootsList",
-    "HandlesSamplingCreatemessage",
+    "HandlesSamplingCreateMessage",
     "HandlesServerDiscover",
-    "HandlesSubscriptionsAcknowledged",
     "HandlesSubscriptionsListen",
     "HandlesToolsCall",
     "HandlesToolsList",
-    "HandlesToolsListChanged",
     "ServerHandlers",
 ]
 
 CtxT = TypeVar("CtxT", contravariant=True)
-
-
-class HandlesCancelled(Protocol[CtxT]):
-    """Handles the notification ``notifications/cancelled`` (both)."""
-
-    async def on_cancelled(self, params: CancelledNotificationParams, ctx: CtxT, /) -> None: ...
 
 
 class HandlesCompletionComplete(Protocol[CtxT]):
@@ -99,16 +97,62 @@ class HandlesElicitationCreate(Protocol[CtxT]):
     async def on_elicitation_create(self, params: ElicitRequestParams, ctx: CtxT, /) -> ElicitResult: ...
 
 
-class HandlesMessage(Protocol[CtxT]):
+class HandlesNotificationsCancelled(Protocol[CtxT]):
+    """Handles the notification ``notifications/cancelled`` (both)."""
+
+    async def on_notifications_cancelled(self, params: CancelledNotificationParams, ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsMessage(Protocol[CtxT]):
     """Handles the notification ``notifications/message`` (server to client)."""
 
-    async def on_message(self, params: LoggingMessageNotificationParams, ctx: CtxT, /) -> None: ...
+    async def on_notifications_message(
+        self, params: LoggingMessageNotificationParams, ctx: CtxT, /
+    ) -> None: ...
 
 
-class HandlesProgress(Protocol[CtxT]):
+class HandlesNotificationsProgress(Protocol[CtxT]):
     """Handles the notification ``notifications/progress`` (server to client)."""
 
-    async def on_progress(self, params: ProgressNotificationParams, ctx: CtxT, /) -> None: ...
+    async def on_notifications_progress(self, params: ProgressNotificationParams, ctx: CtxT, /) -> None: ...
+
+
+class HandlesNotificationsPromptsListChanged(Protocol[CtxT]):
+    """Handles the notification ``notifications/prompts/list_changed`` (server to client)."""
+
+    async def on_notifications_prompts_list_changed(
+        self, params: NotificationParams, ctx: CtxT, /
+    ) -> None: ...
+
+
+class HandlesNotificationsResourcesListChanged(Protocol[CtxT]):
+    """Handles the notification ``notifications/resources/list_changed`` (server to client)."""
+
+    async def on_notifications_resources_list_changed(
+        self, params: NotificationParams, ctx: CtxT, /
+    ) -> None: ...
+
+
+class HandlesNotificationsResourcesUpdated(Protocol[CtxT]):
+    """Handles the notification ``notifications/resources/updated`` (server to client)."""
+
+    async def on_notifications_resources_updated(
+        self, params: ResourceUpdatedNotificationParams, ctx: CtxT, /
+    ) -> None: ...
+
+
+class HandlesNotificationsSubscriptionsAcknowledged(Protocol[CtxT]):
+    """Handles the notification ``notifications/subscriptions/acknowledged`` (server to client)."""
+
+    async def on_notifications_subscriptions_acknowledged(
+        self, params: SubscriptionsAcknowledgedNotificationParams, ctx: CtxT, /
+    ) -> None: ...
+
+
+class HandlesNotificationsToolsListChanged(Protocol[CtxT]):
+    """Handles the notification ``notifications/tools/list_changed`` (server to client)."""
+
+    async def on_notifications_tools_list_changed(self, params: NotificationParams, ctx: CtxT, /) -> None: ...
 
 
 class HandlesPromptsGet(Protocol[CtxT]):
@@ -125,24 +169,12 @@ class HandlesPromptsList(Protocol[CtxT]):
     async def on_prompts_list(self, params: PaginatedRequestParams, ctx: CtxT, /) -> ListPromptsResult: ...
 
 
-class HandlesPromptsListChanged(Protocol[CtxT]):
-    """Handles the notification ``notifications/prompts/list_changed`` (server to client)."""
-
-    async def on_prompts_list_changed(self, params: NotificationParams, ctx: CtxT, /) -> None: ...
-
-
 class HandlesResourcesList(Protocol[CtxT]):
     """Handles the request ``resources/list`` (client to server)."""
 
     async def on_resources_list(
         self, params: PaginatedRequestParams, ctx: CtxT, /
     ) -> ListResourcesResult: ...
-
-
-class HandlesResourcesListChanged(Protocol[CtxT]):
-    """Handles the notification ``notifications/resources/list_changed`` (server to client)."""
-
-    async def on_resources_list_changed(self, params: NotificationParams, ctx: CtxT, /) -> None: ...
 
 
 class HandlesResourcesRead(Protocol[CtxT]):
@@ -161,22 +193,16 @@ class HandlesResourcesTemplatesList(Protocol[CtxT]):
     ) -> ListResourceTemplatesResult: ...
 
 
-class HandlesResourcesUpdated(Protocol[CtxT]):
-    """Handles the notification ``notifications/resources/updated`` (server to client)."""
-
-    async def on_resources_updated(self, params: ResourceUpdatedNotificationParams, ctx: CtxT, /) -> None: ...
-
-
 class HandlesRootsList(Protocol[CtxT]):
     """Handles the request ``roots/list`` (server to client)."""
 
     async def on_roots_list(self, params: ListRootsRequestParams, ctx: CtxT, /) -> ListRootsResult: ...
 
 
-class HandlesSamplingCreatemessage(Protocol[CtxT]):
+class HandlesSamplingCreateMessage(Protocol[CtxT]):
     """Handles the request ``sampling/createMessage`` (server to client)."""
 
-    async def on_sampling_createmessage(
+    async def on_sampling_create_message(
         self, params: CreateMessageRequestParams, ctx: CtxT, /
     ) -> CreateMessageResult: ...
 
@@ -185,14 +211,6 @@ class HandlesServerDiscover(Protocol[CtxT]):
     """Handles the request ``server/discover`` (client to server)."""
 
     async def on_server_discover(self, params: RequestParams, ctx: CtxT, /) -> DiscoverResult: ...
-
-
-class HandlesSubscriptionsAcknowledged(Protocol[CtxT]):
-    """Handles the notification ``notifications/subscriptions/acknowledged`` (server to client)."""
-
-    async def on_subscriptions_acknowledged(
-        self, params: SubscriptionsAcknowledgedNotificationParams, ctx: CtxT, /
-    ) -> None: ...
 
 
 class HandlesSubscriptionsListen(Protocol[CtxT]):
@@ -217,15 +235,9 @@ class HandlesToolsList(Protocol[CtxT]):
     async def on_tools_list(self, params: PaginatedRequestParams, ctx: CtxT, /) -> ListToolsResult: ...
 
 
-class HandlesToolsListChanged(Protocol[CtxT]):
-    """Handles the notification ``notifications/tools/list_changed`` (server to client)."""
-
-    async def on_tools_list_changed(self, params: NotificationParams, ctx: CtxT, /) -> None: ...
-
-
 class ServerHandlers(
-    HandlesCancelled[CtxT],
     HandlesCompletionComplete[CtxT],
+    HandlesNotificationsCancelled[CtxT],
     HandlesPromptsGet[CtxT],
     HandlesPromptsList[CtxT],
     HandlesResourcesList[CtxT],
@@ -241,17 +253,45 @@ class ServerHandlers(
 
 
 class ClientHandlers(
-    HandlesCancelled[CtxT],
     HandlesElicitationCreate[CtxT],
-    HandlesMessage[CtxT],
-    HandlesProgress[CtxT],
-    HandlesPromptsListChanged[CtxT],
-    HandlesResourcesListChanged[CtxT],
-    HandlesResourcesUpdated[CtxT],
+    HandlesNotificationsCancelled[CtxT],
+    HandlesNotificationsMessage[CtxT],
+    HandlesNotificationsProgress[CtxT],
+    HandlesNotificationsPromptsListChanged[CtxT],
+    HandlesNotificationsResourcesListChanged[CtxT],
+    HandlesNotificationsResourcesUpdated[CtxT],
+    HandlesNotificationsSubscriptionsAcknowledged[CtxT],
+    HandlesNotificationsToolsListChanged[CtxT],
     HandlesRootsList[CtxT],
-    HandlesSamplingCreatemessage[CtxT],
-    HandlesSubscriptionsAcknowledged[CtxT],
-    HandlesToolsListChanged[CtxT],
+    HandlesSamplingCreateMessage[CtxT],
     Protocol[CtxT],
 ):
     """Every handler a client may implement."""
+
+
+# The wire method each handler answers, by handler name.
+HANDLER_METHODS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "on_completion_complete": "completion/complete",
+        "on_elicitation_create": "elicitation/create",
+        "on_notifications_cancelled": "notifications/cancelled",
+        "on_notifications_message": "notifications/message",
+        "on_notifications_progress": "notifications/progress",
+        "on_notifications_prompts_list_changed": "notifications/prompts/list_changed",
+        "on_notifications_resources_list_changed": "notifications/resources/list_changed",
+        "on_notifications_resources_updated": "notifications/resources/updated",
+        "on_notifications_subscriptions_acknowledged": "notifications/subscriptions/acknowledged",
+        "on_notifications_tools_list_changed": "notifications/tools/list_changed",
+        "on_prompts_get": "prompts/get",
+        "on_prompts_list": "prompts/list",
+        "on_resources_list": "resources/list",
+        "on_resources_read": "resources/read",
+        "on_resources_templates_list": "resources/templates/list",
+        "on_roots_list": "roots/list",
+        "on_sampling_create_message": "sampling/createMessage",
+        "on_server_discover": "server/discover",
+        "on_subscriptions_listen": "subscriptions/listen",
+        "on_tools_call": "tools/call",
+        "on_tools_list": "tools/list",
+    }
+)
