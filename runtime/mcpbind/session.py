@@ -59,6 +59,7 @@ if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 
 __all__ = [
+    "HANDLED_BY_SESSION",
     "HandlerRegistry",
     "NotificationHandler",
     "ProgressCallback",
@@ -203,6 +204,17 @@ LOG_LEVELS: tuple[str, ...] = (
     "emergency",
 )
 
+# The methods the session (its connection) answers or acts on itself: no handler of them runs.
+HANDLED_BY_SESSION: frozenset[str] = frozenset(
+    {
+        "initialize",
+        "ping",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+    }
+)
+
 RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
 NotificationHandler = Callable[[Any, RequestContext], Awaitable[None]]
 
@@ -246,9 +258,11 @@ class HandlerRegistry:
         self, spec: RequestSpec[P, R]
     ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
         """Decorator: handle the request ``spec``, one the peer sends; mypy checks the handler's
-        params and result types against the method's."""
+        params and result types against the method's. ``ValueError`` for a method this side
+        does not receive, or one the session answers itself (:data:`HANDLED_BY_SESSION`)."""
         if not self._peer_sends(spec.direction) or spec.embedded:
             raise ValueError(f"a {self.role} does not receive {spec.method}")
+        _refuse_handled_by_session(spec.method)
 
         def register(
             handler: Callable[[P, RequestContext], Awaitable[R]],
@@ -263,9 +277,11 @@ class HandlerRegistry:
     ) -> Callable[
         [Callable[[P, RequestContext], Awaitable[None]]], Callable[[P, RequestContext], Awaitable[None]]
     ]:
-        """Decorator: handle the notification ``spec``, one the peer sends."""
+        """Decorator: handle the notification ``spec``, one the peer sends (``ValueError`` as
+        for :meth:`on`)."""
         if not self._peer_sends(spec.direction):
             raise ValueError(f"a {self.role} does not receive {spec.method}")
+        _refuse_handled_by_session(spec.method)
 
         def register(
             handler: Callable[[P, RequestContext], Awaitable[None]],
@@ -274,6 +290,11 @@ class HandlerRegistry:
             return handler
 
         return register
+
+
+def _refuse_handled_by_session(method: str) -> None:
+    if method in HANDLED_BY_SESSION:
+        raise ValueError(f"{method} is answered by the session itself: a handler for it would never run")
 
 
 class _Lead:
