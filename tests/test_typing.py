@@ -243,6 +243,26 @@ def test_mypy_accepts_every_handler_protocol_a_server_runs(
     assert_mypy_marks("\n".join(lines) + "\n", tmp_path, monkeypatch)
 
 
+LOG_LEVELS = """
+from mcpbind.client import ClientSession
+from mcpbind.session import RequestContext
+
+
+async def handler(ctx: RequestContext, session: ClientSession, level: str) -> None:
+    await ctx.log("warning", {"disk": "full"})
+    await ctx.log("emergency", "on fire", logger="alarm")
+    await ctx.log("verbose", "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type
+    await ctx.log("WARNING", "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type
+    await ctx.log(level, "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type "str"
+    await session.set_logging_level("notice")
+    await session.set_logging_level("loud")  # E: Argument 1 to "set_logging_level" of "ClientSession"
+"""
+
+
+def test_mypy_checks_log_levels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_mypy_marks(LOG_LEVELS, tmp_path, monkeypatch)
+
+
 def server_registration_is_checked() -> None:
     from mcpbind.schema import v2025_11_25 as latest
     from mcpbind.server import Server

@@ -166,19 +166,27 @@ class RequestContext:
     async def send_resource_updated(self, uri: str) -> None:
         await self.session.notify(methods.RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri))
 
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """``notifications/message``, sent only if ``level`` passes the level the client set
-        with ``logging/setLevel`` (everything passes until it sets one). ``McpError`` if this
-        server did not declare the ``logging`` capability (``Server(..., logging=True)``)."""
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """``notifications/message`` with ``data`` (any JSON value) at ``level``, one of the
+        specification's syslog severities (``"debug"``, ``"info"``, ``"notice"``, ``"warning"``,
+        ``"error"``, ``"critical"``, ``"alert"``, ``"emergency"``; ``ValueError`` otherwise),
+        from ``logger`` if given. Sent only if ``level`` passes the level the client set with
+        ``logging/setLevel`` (everything passes until it sets one). ``McpError`` if this server
+        did not declare the ``logging`` capability (``Server(..., logging=True)``)."""
         require_logging(self.session)
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.session.log_level):
+        if _log_rank(level) < LOG_LEVELS.index(self.session.log_level):
             return
         params = types.LoggingMessageNotificationParams(
-            level=level,  # type: ignore[arg-type]
-            data=data,
-            logger=UNSET if logger is None else logger,
+            level=level, data=data, logger=UNSET if logger is None else logger
         )
         await self.session.notify(methods.MESSAGE, params, related=self.request_id)
+
+
+def _log_rank(level: str) -> int:
+    try:
+        return LOG_LEVELS.index(level)
+    except ValueError:
+        raise ValueError(f"unknown logging level {level!r}: one of {', '.join(LOG_LEVELS)}") from None
 
 
 def require_logging(session: Session) -> None:
@@ -193,7 +201,7 @@ def require_logging(session: Session) -> None:
 
 
 # The syslog severities of MCP logging, least severe first.
-LOG_LEVELS: tuple[str, ...] = (
+LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
     "debug",
     "info",
     "notice",
@@ -547,7 +555,7 @@ class Session:
         self._ready = False
         self._ready_event: anyio.Event | None = None
         # The lowest level of log messages the peer wants (``logging/setLevel``).
-        self.log_level = "debug"
+        self.log_level: types.LoggingLevel = "debug"
 
     # -- state ----------------------------------------------------------------------------
 
