@@ -374,3 +374,21 @@ def test_parse_error_id_is_nullable_in_every_version() -> None:
         value = decode(raw, getattr(module, name))
         assert value.id is None
         assert json.loads(msgspec.json.encode(value)) == json.loads(raw)
+
+
+def test_plain_msgspec_says_how_to_decode_an_untagged_union() -> None:
+    """msgspec cannot decode the schema's untagged unions without mcpbind's hook: its error
+    names the union and the way to decode it, and both ways work."""
+    from mcpbind.unions import dec_hook
+
+    EmbeddedResource, TextResourceContents = v1125.EmbeddedResource, v1125.TextResourceContents
+    data = b'{"type":"resource","resource":{"uri":"file:///a","text":"hi"}}'
+    with pytest.raises(msgspec.ValidationError) as plain:
+        msgspec.json.decode(data, type=EmbeddedResource)
+    assert str(plain.value) == (
+        "Expected `TextResourceContentsOrBlobResourceContents (an untagged union: decode with"
+        " mcpbind.unions.decode, or pass dec_hook=mcpbind.unions.dec_hook)`, got `dict` - at `$.resource`"
+    )
+    expected = EmbeddedResource(resource=TextResourceContents(uri="file:///a", text="hi"))
+    assert decode(data, EmbeddedResource) == expected
+    assert msgspec.json.decode(data, type=EmbeddedResource, dec_hook=dec_hook) == expected

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import anyio
 import pytest
@@ -109,3 +110,26 @@ async def test_logging_false_and_given_capabilities_are_respected(anyio_backend:
     async with connected(given) as session:
         assert session.server_capabilities.logging == {}
         await session.set_logging_level("error")  # answered: the capability was declared
+
+
+async def test_a_log_level_that_is_not_the_specifications_is_refused_by_name(anyio_backend: str) -> None:
+    """mypy refuses ``ctx.log("verbose", ...)`` (the level is the schema's ``LoggingLevel``, see
+    test_typing.py); untyped code gets a ValueError listing the levels, and nothing is sent."""
+    server = Server("levels", "1", logging=True, expose_internal_errors=True)
+
+    @server.tool()
+    async def chatty(ctx: RequestContext) -> str:
+        level: Any = "verbose"
+        await ctx.log(level, "hello")
+        return "ok"
+
+    async with connected_recording(server) as (session, sent):
+        result = await session.call_tool("chatty")
+    assert result.is_error is True
+    assert result.content == [
+        types.TextContent(
+            text="Error in tool chatty: unknown logging level 'verbose': one of debug, info, notice,"
+            " warning, error, critical, alert, emergency"
+        )
+    ]
+    assert not any(b"notifications/message" in data for data in sent)

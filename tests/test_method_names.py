@@ -16,6 +16,7 @@ from codegen.pins import load_pins
 from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.schema import VERSIONS, load
 from mcpbind.schema import v2025_11_25 as types
+from mcpbind.schema.v2025_11_25 import stubs
 from mcpbind.server import Server
 from mcpbind.session import RequestContext
 from tests.harness import connected
@@ -99,7 +100,10 @@ def test_the_tables_tell_initialize_from_initialized() -> None:
     assert hasattr(stubs.HandlesInitialize, "on_initialize")
 
 
-class LevelAndRoots:
+class LevelAndRoots(
+    stubs.HandlesLoggingSetLevel[RequestContext],
+    stubs.HandlesNotificationsRootsListChanged[RequestContext],
+):
     """Handlers named by the rule, for a method in camelCase and for a notification."""
 
     def __init__(self) -> None:
@@ -107,13 +111,13 @@ class LevelAndRoots:
         self.roots_changed = anyio.Event()
 
     async def on_logging_set_level(
-        self, params: types.SetLevelRequestParams, ctx: RequestContext
+        self, params: types.SetLevelRequestParams, ctx: RequestContext, /
     ) -> types.EmptyResult:
         self.levels.append(params.level)
         return types.EmptyResult()
 
     async def on_notifications_roots_list_changed(
-        self, params: types.NotificationParams, ctx: RequestContext
+        self, params: types.NotificationParams, ctx: RequestContext, /
     ) -> None:
         self.roots_changed.set()
 

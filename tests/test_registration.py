@@ -88,14 +88,18 @@ def test_the_decorator_after_a_handler_is_refused(
     assert not server.tools and not server.resources and not server.resource_templates and not server.prompts
 
 
-class ToolHandlers:
+class ToolHandlers(
+    types.stubs.HandlesToolsCall[RequestContext], types.stubs.HandlesCompletionComplete[RequestContext]
+):
     async def on_tools_call(
-        self, params: types.CallToolRequestParams, ctx: RequestContext
+        self, params: types.CallToolRequestParams, ctx: RequestContext, /
     ) -> types.CallToolResult:
         raise AssertionError("never called")
 
-    async def on_ping(self, params: types.RequestParams, ctx: RequestContext) -> types.Result:
-        return types.Result()
+    async def on_completion_complete(
+        self, params: types.CompleteRequestParams, ctx: RequestContext, /
+    ) -> types.CompleteResult:
+        raise AssertionError("never called")
 
 
 def test_add_handlers_clashing_with_a_decorator_is_refused_whole() -> None:
@@ -103,7 +107,7 @@ def test_add_handlers_clashing_with_a_decorator_is_refused_whole() -> None:
     add_tool(server)
     with pytest.raises(ValueError, match="tools/call is answered by the tools registered"):
         server.add_handlers(ToolHandlers())
-    assert "ping" not in server.request_handlers  # nothing of it was registered
+    assert "completion/complete" not in server.request_handlers  # nothing of it was registered
     later = Server("clash", "1")
     later.add_handlers(ToolHandlers())
     with pytest.raises(ValueError, match="own handler for tools/call"):

@@ -517,7 +517,7 @@ def test_an_annotation_that_cannot_be_resolved_fails_registration_clearly() -> N
     with pytest.raises(TypeError) as gone:
         Server("s", "1").tool()(reveal)
     assert str(gone.value) == (
-        "Cannot resolve the annotations of make_tool_function.<locals>.reveal "
+        "Tool reveal: Cannot resolve the annotations of make_tool_function.<locals>.reveal "
         f"({__file__}:{reveal.__code__.co_firstlineno}): 'Hidden' is not defined in its module nor "
         "(at registration) in the function that defines it. The annotations of a tool, prompt or "
         "resource function are evaluated when it is registered: move 'Hidden' to module level "
@@ -628,3 +628,42 @@ async def test_unexpected_failures_are_logged_and_hidden_unless_exposed(
     for secret in ("password=hunter2", "'secret key'", "cannot open /etc/shadow", "token for mail expired"):
         assert sum(secret in text and "Traceback" in text for text in texts) == 1, secret
     assert any(r.name == "mcpbind.tools" and "crash" in r.getMessage() for r in logged)
+
+
+class Opaque:
+    """A class msgspec can neither describe nor decode."""
+
+
+def test_a_schema_that_cannot_be_derived_names_the_tool_and_the_annotation() -> None:
+    server = Server("s", "1")
+
+    def lookup(query: str, where: Opaque) -> str:
+        return query
+
+    with pytest.raises(TypeError) as refused:
+        server.tool("find_things")(lookup)
+    assert str(refused.value) == (
+        "Tool find_things: cannot derive its inputSchema from parameter 'where' of"
+        " test_a_schema_that_cannot_be_derived_names_the_tool_and_the_annotation.<locals>.lookup:"
+        f" type {Opaque!r} is not supported"
+    )
+
+    def read(uri: str) -> types.ReadResourceResult:  # contents: TextResourceContents | BlobResourceContents
+        raise AssertionError("never called")
+
+    with pytest.raises(TypeError) as refused:
+        server.tool("read_it")(read)
+    assert str(refused.value) == (
+        "Tool read_it: cannot derive its outputSchema from the return annotation of"
+        " test_a_schema_that_cannot_be_derived_names_the_tool_and_the_annotation.<locals>.read:"
+        " TextResourceContentsOrBlobResourceContents (TextResourceContents | BlobResourceContents)"
+        " is an untagged union, for which no JSON Schema is derived; give the schema as is with"
+        " output_schema="
+    )
+
+    def spread(*items: str) -> str:
+        return "".join(items)
+
+    with pytest.raises(TypeError, match=r"^Tool spread_out: SpreadOutArguments: \*args and \*\*kwargs"):
+        server.tool("spread_out")(spread)
+    assert not server.tools

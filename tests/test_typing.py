@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -86,6 +85,48 @@ async def test_a_typed_handler_runs() -> None:
     assert result.content == [TextContent(text="echo")]
 
 
+def mypy_errors(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[int, list[str]]:
+    """``mypy --strict`` on ``source`` as a user runs it (no project config): line -> its errors.
+
+    mypy is a test dependency (``TEST_DEPS`` in noxfile.py), imported as a module: the test does
+    not depend on a ``mypy`` executable being on ``PATH``, and fails rather than skips without it.
+    """
+    from mypy import api
+
+    from tests.harness import source_roots
+
+    # A source checkout has two roots (runtime/, generated/); an installed wheel needs nothing.
+    roots = source_roots()
+    if roots:
+        monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
+    path = tmp_path / "snippet.py"
+    path.write_text(textwrap.dedent(source))
+    out, err, _ = api.run(["--strict", "--no-incremental", "--config-file", "", str(path)])
+    assert not err, err
+    assert "error: Cannot find" not in out, out
+    errors: dict[int, list[str]] = {}
+    for line in out.splitlines():
+        match = re.match(rf"{re.escape(str(path))}:(\d+): error: (.*)", line)
+        if match:
+            errors.setdefault(int(match.group(1)), []).append(match.group(2))
+    return errors
+
+
+def assert_mypy_marks(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mypy reports an error on each line of ``source`` marked ``# E: <part of the message>``,
+    with that text in it, and on no other line."""
+    expected = {
+        number: line.split("# E: ", 1)[1].strip()
+        for number, line in enumerate(textwrap.dedent(source).splitlines(), start=1)
+        if "# E: " in line
+    }
+    errors = mypy_errors(source, tmp_path, monkeypatch)
+    report = "\n".join(f"{n}: {m}" for n, ms in sorted(errors.items()) for m in ms)
+    assert sorted(errors) == sorted(expected), report
+    for number, wanted in expected.items():
+        assert any(wanted in message for message in errors[number]), report
+
+
 WRONG_HANDLER = """
 from mcpbind.schema.v2025_06_18 import CallToolRequestParams, ListToolsResult
 from mcpbind.schema.v2025_06_18.stubs import HandlesToolsCall
@@ -96,24 +137,133 @@ class Server(HandlesToolsCall[object]):
 """
 
 
-@pytest.mark.skipif(shutil.which("mypy") is None, reason="mypy is not installed")
 def test_mypy_rejects_a_wrong_handler_signature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mypy import api
+    errors = mypy_errors(WRONG_HANDLER, tmp_path, monkeypatch)
+    assert list(errors) == [6], errors
+    (message,) = errors[6]
+    assert 'Return type "Coroutine[Any, Any, ListToolsResult]" of "on_tools_call" incompatible' in message
+    assert "CallToolResult" in message
 
-    from tests.harness import source_roots
 
-    # A source checkout has two roots (runtime/, generated/); an installed wheel needs nothing.
-    roots = source_roots()
-    if roots:
-        monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
+ADD_HANDLERS = """
+from mcpbind.schema.v2025_11_25 import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    RequestParams,
+    Result,
+)
+from mcpbind.schema.v2025_11_25.stubs import HandlesPing, HandlesToolsCall, HandlesToolsList
+from mcpbind.server import Server
+from mcpbind.session import RequestContext
 
-    source = tmp_path / "wrong_handler.py"
-    source.write_text(textwrap.dedent(WRONG_HANDLER))
-    out, err, status = api.run(["--strict", "--no-incremental", "--config-file", "", str(source)])
-    assert status == 1, out + err
-    assert "error: Cannot find" not in out, out
-    assert 'Return type "Coroutine[Any, Any, ListToolsResult]" of "on_tools_call" incompatible' in out
-    assert "CallToolResult" in out
+
+class Tools(HandlesToolsCall[RequestContext], HandlesToolsList[RequestContext]):
+    async def on_tools_call(self, params: CallToolRequestParams, ctx: RequestContext, /) -> CallToolResult:
+        return CallToolResult(content=[])
+
+    async def on_tools_list(self, params: PaginatedRequestParams, ctx: RequestContext, /) -> ListToolsResult:
+        return ListToolsResult(tools=[])
+
+
+class WrongResult:
+    async def on_tools_call(self, params: CallToolRequestParams, ctx: RequestContext) -> ListToolsResult:
+        return ListToolsResult(tools=[])
+
+
+class WrongParams:
+    async def on_tools_call(self, params: PaginatedRequestParams, ctx: RequestContext) -> CallToolResult:
+        return CallToolResult(content=[])
+
+
+class NotAsync:
+    def on_tools_call(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
+        return CallToolResult(content=[])
+
+
+class NoContext:
+    async def on_tools_call(self, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[])
+
+
+class Misspelt:
+    async def on_tool_call(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
+        return CallToolResult(content=[])
+
+
+class Pings(HandlesPing[RequestContext]):  # the session answers ping itself
+    async def on_ping(self, params: RequestParams, ctx: RequestContext, /) -> Result:
+        return Result()
+
+
+class WrongOverride(HandlesToolsList[RequestContext]):
+    async def on_tools_list(  # E: incompatible with return type "Coroutine[Any, Any, ListToolsResult]" in supertype
+        self, params: PaginatedRequestParams, ctx: RequestContext, /
+    ) -> CallToolResult:
+        return CallToolResult(content=[])
+
+
+server = Server("typed", "1")
+server.add_handlers(Tools())
+server.add_handlers(WrongResult())  # E: incompatible type "WrongResult"
+server.add_handlers(WrongParams())  # E: incompatible type "WrongParams"
+server.add_handlers(NotAsync())  # E: incompatible type "NotAsync"
+server.add_handlers(NoContext())  # E: incompatible type "NoContext"
+server.add_handlers(Misspelt())  # E: incompatible type "Misspelt"
+server.add_handlers(Pings())  # E: incompatible type "Pings"
+server.add_handlers(object())  # E: incompatible type "object"
+"""
+
+
+def test_mypy_checks_the_handlers_given_to_add_handlers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_mypy_marks(ADD_HANDLERS, tmp_path, monkeypatch)
+
+
+def test_mypy_accepts_every_handler_protocol_a_server_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """add_handlers' type lists the generated protocols by hand: it must take each one whose
+    method reaches a server's handlers, and none that the session answers itself."""
+    from mcpbind.server import _role_protocols
+    from mcpbind.session import HANDLED_BY_SESSION
+
+    parts = {protocol.__name__: method for method, protocol in _role_protocols()[0].values()}
+    assert "HandlesToolsCall" in parts and "HandlesPing" in parts
+    lines = [
+        "from mcpbind.schema.v2025_11_25 import stubs",
+        "from mcpbind.server import Server",
+        "from mcpbind.session import RequestContext",
+        "",
+        "def register(server: Server, **handlers: object) -> None:",
+    ]
+    for name, method in sorted(parts.items()):
+        mark = f'  # E: incompatible type "{name}[RequestContext' if method in HANDLED_BY_SESSION else ""
+        lines.append(f"    def add_{name}(handler: stubs.{name}[RequestContext]) -> None:")
+        lines.append(f"        server.add_handlers(handler){mark}")
+    assert_mypy_marks("\n".join(lines) + "\n", tmp_path, monkeypatch)
+
+
+LOG_LEVELS = """
+from mcpbind.client import ClientSession
+from mcpbind.session import RequestContext
+
+
+async def handler(ctx: RequestContext, session: ClientSession, level: str) -> None:
+    await ctx.log("warning", {"disk": "full"})
+    await ctx.log("emergency", "on fire", logger="alarm")
+    await ctx.log("verbose", "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type
+    await ctx.log("WARNING", "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type
+    await ctx.log(level, "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type "str"
+    await session.set_logging_level("notice")
+    await session.set_logging_level("loud")  # E: Argument 1 to "set_logging_level" of "ClientSession"
+"""
+
+
+def test_mypy_checks_log_levels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_mypy_marks(LOG_LEVELS, tmp_path, monkeypatch)
 
 
 def server_registration_is_checked() -> None:

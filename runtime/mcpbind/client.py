@@ -44,7 +44,14 @@ def _opt(value: Any) -> Any:
 
 
 class ClientSession:
-    """A connected, initialized client: one typed method per request a client sends."""
+    """A connected, initialized client: one typed method per request a client sends.
+
+    Every request waits for its answer at most ``timeout`` seconds when given, else the
+    ``request_timeout`` of the :class:`Client`. An error answer, a timeout
+    (``REQUEST_TIMEOUT``) and a closed connection (``CONNECTION_CLOSED``) raise
+    :class:`~mcpbind.errors.McpError` with that code; cancelling the call sends
+    ``notifications/cancelled`` to the server.
+    """
 
     def __init__(self, session: Session, initialize_result: types.InitializeResult) -> None:
         self.session = session
@@ -52,18 +59,22 @@ class ClientSession:
 
     @property
     def protocol_version(self) -> str:
+        """The protocol version the server chose at initialize (one of the client's ``versions``)."""
         return self.initialize_result.protocol_version
 
     @property
     def server_info(self) -> types.Implementation:
+        """The server's name, version and the like (its ``serverInfo``)."""
         return self.initialize_result.server_info
 
     @property
     def server_capabilities(self) -> types.ServerCapabilities:
+        """What the server declared at initialize: the features it offers."""
         return self.initialize_result.capabilities
 
     @property
     def instructions(self) -> str | None:
+        """The server's instructions for using it (meant for a model's prompt), if it gave any."""
         value = self.initialize_result.instructions
         return value if isinstance(value, str) else None
 
@@ -80,12 +91,17 @@ class ClientSession:
         return await self.session.request(spec, params, timeout=timeout, progress=progress)
 
     async def notify(self, spec: NotificationSpec[P, ToServer], params: P) -> None:
+        """Send any notification a client sends, typed by its spec
+        (``methods.NOTIFICATIONS_ROOTS_LIST_CHANGED``...)."""
         await self.session.notify(spec, params)
 
     async def ping(self, *, timeout: float | None = None) -> None:
+        """``ping``: returns once the server answers."""
         await self.session.request(methods.PING, types.RequestParams(), timeout=timeout)
 
     async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
+        """``tools/list``: one page of tools, from ``cursor`` (the previous page's
+        ``next_cursor``) or from the start; :meth:`all_tools` follows the pages."""
         return await self.request(methods.TOOLS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
 
     async def call_tool(
@@ -96,6 +112,20 @@ class ClientSession:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
     ) -> types.CallToolResult:
+        """``tools/call``: run the tool ``name`` with ``arguments`` (JSON values, by parameter
+        name) and return its result: ``content`` (and ``structured_content`` for a tool with an
+        output schema).
+
+        A tool that fails for its caller does not raise: its result has ``is_error`` set and says
+        why in its content (from MCP 2025-11-25 on, arguments the tool refuses are reported so
+        too). An unknown tool, arguments refused by a server of an older version and any other
+        protocol error raise :class:`~mcpbind.errors.McpError`
+        (:class:`~mcpbind.errors.URLElicitationRequiredError` when the server needs the user to
+        complete a URL elicitation first). ``progress``, if given, is called with each progress
+        notification the server sends for this call (``progress, total, message``); ``timeout``
+        as for every request. ``TypeError`` if the server answers with a task instead of a
+        result (a task-augmented call; use :meth:`request` with ``methods.TOOLS_CALL`` for those).
+        """
         params = types.CallToolRequestParams(
             name=name, arguments=UNSET if arguments is None else dict(arguments)
         )
@@ -109,39 +139,51 @@ class ClientSession:
         return [tool async for page in all_pages(self.list_tools) for tool in page.tools]
 
     async def all_resources(self) -> list[types.Resource]:
+        """Every resource, across all pages."""
         return [item async for page in all_pages(self.list_resources) for item in page.resources]
 
     async def all_resource_templates(self) -> list[types.ResourceTemplate]:
+        """Every resource template, across all pages."""
         return [
             item async for page in all_pages(self.list_resource_templates) for item in page.resource_templates
         ]
 
     async def all_prompts(self) -> list[types.Prompt]:
+        """Every prompt, across all pages."""
         return [item async for page in all_pages(self.list_prompts) for item in page.prompts]
 
     async def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
+        """``resources/list``: one page of resources (``cursor`` as for :meth:`list_tools`)."""
         return await self.request(methods.RESOURCES_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
 
     async def list_resource_templates(self, cursor: str | None = None) -> types.ListResourceTemplatesResult:
+        """``resources/templates/list``: one page of resource templates (``cursor`` as for
+        :meth:`list_tools`)."""
         return await self.request(
             methods.RESOURCES_TEMPLATES_LIST, types.PaginatedRequestParams(cursor=_opt(cursor))
         )
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """``resources/read``: the contents at ``uri`` (text or blob items)."""
         return await self.request(methods.RESOURCES_READ, types.ReadResourceRequestParams(uri=uri))
 
     async def subscribe_resource(self, uri: str) -> None:
+        """``resources/subscribe``: the server then sends ``notifications/resources/updated`` when
+        the resource at ``uri`` changes (handle it with ``Client(notification_handlers=...)``)."""
         await self.request(methods.RESOURCES_SUBSCRIBE, types.SubscribeRequestParams(uri=uri))
 
     async def unsubscribe_resource(self, uri: str) -> None:
+        """``resources/unsubscribe``: no more updates about ``uri``."""
         await self.request(methods.RESOURCES_UNSUBSCRIBE, types.UnsubscribeRequestParams(uri=uri))
 
     async def list_prompts(self, cursor: str | None = None) -> types.ListPromptsResult:
+        """``prompts/list``: one page of prompts (``cursor`` as for :meth:`list_tools`)."""
         return await self.request(methods.PROMPTS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
     ) -> types.GetPromptResult:
+        """``prompts/get``: the prompt ``name`` filled in with ``arguments`` (strings, by name)."""
         params = types.GetPromptRequestParams(
             name=name, arguments=UNSET if arguments is None else dict(arguments)
         )
@@ -154,6 +196,9 @@ class ClientSession:
         value: str,
         context: Mapping[str, str] | None = None,
     ) -> types.CompleteResult:
+        """``completion/complete``: suggested values for the argument ``argument`` of a prompt or
+        resource template (``ref``) whose value so far is ``value``; ``context``: the values of
+        the arguments already chosen."""
         params = types.CompleteRequestParams(
             ref=ref,
             argument=types.CompleteRequestParamsArgument(name=argument, value=value),
@@ -161,20 +206,29 @@ class ClientSession:
         )
         return await self.request(methods.COMPLETION_COMPLETE, params)
 
-    async def set_logging_level(self, level: str) -> None:
-        await self.request(methods.LOGGING_SET_LEVEL, types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
+    async def set_logging_level(self, level: types.LoggingLevel) -> None:
+        """``logging/setLevel``: the server sends log messages of ``level`` and above only."""
+        await self.request(methods.LOGGING_SET_LEVEL, types.SetLevelRequestParams(level=level))
 
     async def send_roots_list_changed(self) -> None:
+        """``notifications/roots/list_changed``: tell the server that the roots have changed."""
         await self.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())
 
 
 class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
     """An MCP client: says who it is and what it handles, then connects to servers.
 
+    ``name``, ``version`` and ``title`` are this client's own (its ``clientInfo``: ``version``
+    is the client's version, not the protocol's). ``protocol_version`` is the protocol
+    version to ask the server for at initialize (by default the first of ``versions``, the
+    newest supported); ``versions`` are those accepted in the server's answer.
+
     ``sampling``, ``elicitation`` and ``roots`` handlers answer the server's requests and
     declare the matching capabilities; without one, the capability is not declared and the
-    server may not send that request. ``version`` is the protocol version to ask for (the
-    newest supported by default).
+    server may not send that request. ``logging`` receives the server's log messages;
+    ``notification_handlers`` maps other notification methods to handlers.
+    ``request_timeout``: the default limit in seconds for a request's answer (``None``: no
+    limit); ``max_concurrent_requests``: how many requests from the server are handled at once.
 
     What the handlers support is declared too, and a request asking for more is answered
     with -32602 without reaching them, as the specification says:

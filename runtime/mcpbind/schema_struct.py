@@ -12,4 +12,8 @@ class SchemaStruct(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
     Optional members default to ``msgspec.UNSET`` and are left out on encode, so a struct
     encodes to exactly the members that were set (or received).
+
+    Decode them with ``mcpbind.unions.decode(data, EmbeddedResource)``, not plain
+    ``msgspec.json.decode(data, type=EmbeddedResource)``, which fails on the schema's untagged
+    unions (see :mod:`mcpbind.unions`).
     """

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -15,7 +16,7 @@ from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND,
 from mcpbind.methods import NotificationSpec, RequestSpec, ToServer
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import HandlerRegistry, RequestContext, Session, Spawn
+from mcpbind.session import HANDLED_BY_SESSION, HandlerRegistry, RequestContext, Session, Spawn
 from mcpbind.transport import Transport
 
 if TYPE_CHECKING:
@@ -23,6 +24,29 @@ if TYPE_CHECKING:
     from mcpbind.prompts import FunctionPrompt
     from mcpbind.resources import FunctionResource, FunctionResourceTemplate
     from mcpbind.tools import FunctionTool
+
+    stubs = types.stubs
+    # What add_handlers accepts: an object that implements one or more of the protocols of the
+    # methods a server's handlers receive (those the session does not answer itself).
+    _HandlerObject: TypeAlias = (
+        stubs.HandlesCompletionComplete[RequestContext]
+        | stubs.HandlesLoggingSetLevel[RequestContext]
+        | stubs.HandlesPromptsGet[RequestContext]
+        | stubs.HandlesPromptsList[RequestContext]
+        | stubs.HandlesResourcesList[RequestContext]
+        | stubs.HandlesResourcesRead[RequestContext]
+        | stubs.HandlesResourcesSubscribe[RequestContext]
+        | stubs.HandlesResourcesTemplatesList[RequestContext]
+        | stubs.HandlesResourcesUnsubscribe[RequestContext]
+        | stubs.HandlesNotificationsRootsListChanged[RequestContext]
+        | stubs.HandlesTasksCancel[RequestContext]
+        | stubs.HandlesTasksGet[RequestContext]
+        | stubs.HandlesTasksList[RequestContext]
+        | stubs.HandlesTasksResult[RequestContext]
+        | stubs.HandlesNotificationsTasksStatus[RequestContext]
+        | stubs.HandlesToolsCall[RequestContext]
+        | stubs.HandlesToolsList[RequestContext]
+    )
 
 __all__ = ["Server"]
 
@@ -59,8 +83,9 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         async def call_tool(params: types.CallToolRequestParams, ctx: RequestContext) -> types.CallToolResult:
             ...
 
-    An object whose methods follow the generated protocols (``ServerHandlers`` and its parts
-    such as ``HandlesToolsCall``) can be registered whole with :meth:`add_handlers`.
+    An object whose class subclasses the generated protocols of the handlers it implements
+    (``HandlesToolsCall``... in ``mcpbind.schema.v2025_11_25.stubs``) can be registered whole
+    with :meth:`add_handlers`.
     Capabilities are derived from the registered handlers unless given.
 
     ``logging``: whether the server sends log messages (``ctx.log``,
@@ -530,22 +555,33 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
 
         return register
 
-    def add_handlers(self, handlers: object) -> None:
-        """Register every ``on_<method>`` of ``handlers`` (see ``mcpbind.schema.v2025_11_25.stubs``).
+    def add_handlers(self, handlers: _HandlerObject) -> None:
+        """Register every ``on_<method>`` of ``handlers``, whose class subclasses the protocols
+        (``mcpbind.schema.v2025_11_25.stubs``) of the handlers it implements::
 
-        ``ValueError`` (and nothing registered) if one of them is for a method the decorators
-        answer, as for :meth:`on`.
+            class Tools(HandlesToolsList[RequestContext], HandlesToolsCall[RequestContext]):
+                async def on_tools_list(
+                    self, params: types.PaginatedRequestParams, ctx: RequestContext, /
+                ) -> types.ListToolsResult: ...
+
+                async def on_tools_call(
+                    self, params: types.CallToolRequestParams, ctx: RequestContext, /
+                ) -> types.CallToolResult: ...
+
+            server.add_handlers(Tools())
+
+        mypy checks each ``on_<method>`` against its protocol where the class is defined, and
+        checks that the object given here implements at least one of them. The same is
+        checked here, when it is registered, for code mypy does not see: ``TypeError`` naming
+        the attribute for an ``on_...`` that names no method a server receives (or one the
+        session answers itself: ``initialize``, ``ping``, ``notifications/initialized``,
+        ``/cancelled`` and ``/progress``), that is not an ``async`` callable taking ``(params,
+        ctx)``, or whose class does not subclass that method's protocol (so its signature was
+        never type-checked). ``ValueError`` if there is no ``on_<method>`` at all, or if one is
+        for a method the decorators answer, as for :meth:`on`. Nothing is registered unless
+        every one passes.
         """
-        from mcpbind.schema.v2025_11_25.stubs import ServerHandlers
-
-        found: dict[str, Any] = {}
-        for protocol in ServerHandlers.__mro__[1:]:
-            for name, member in vars(protocol).items():
-                if not name.startswith("on_") or not inspect.iscoroutinefunction(member):
-                    continue
-                bound = getattr(handlers, name, None)
-                if bound is not None:
-                    found[_method_of_handler(name)] = bound
+        found = _handlers_of(handlers)
         if not found:
             raise ValueError(f"{type(handlers).__name__} has no on_<method> handlers")
         for method in found:
@@ -713,10 +749,79 @@ def _require_subscribe(ctx: RequestContext) -> None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
 
 
-def _method_of_handler(name: str) -> str:
-    from mcpbind.schema.v2025_11_25.stubs import HANDLER_METHODS
+@functools.cache
+def _role_protocols() -> tuple[dict[str, tuple[str, type]], dict[str, str]]:
+    """``on_<method>`` name -> (method, protocol) for what a server receives, and name -> method
+    for what only a client receives, from the generated protocols and their ``HANDLER_METHODS``."""
+    stubs = types.stubs
 
-    method = HANDLER_METHODS.get(name)
-    if method is None:
-        raise ValueError(f"no method for handler {name}")
-    return method
+    def handlers(role: type) -> dict[str, tuple[str, type]]:
+        found: dict[str, tuple[str, type]] = {}
+        for protocol in role.__mro__[1:]:
+            for name, member in vars(protocol).items():
+                if name.startswith("on_") and inspect.iscoroutinefunction(member):
+                    found[name] = (stubs.HANDLER_METHODS[name], protocol)
+        return found
+
+    server = handlers(stubs.ServerHandlers)
+    client = {
+        name: method for name, (method, _) in handlers(stubs.ClientHandlers).items() if name not in server
+    }
+    return server, client
+
+
+def _handlers_of(handlers: object) -> dict[str, Callable[..., Any]]:
+    """method -> handler for each ``on_<method>`` of ``handlers``; ``TypeError`` naming the
+    first that cannot be registered (see :meth:`Server.add_handlers`)."""
+    server, client = _role_protocols()
+    cls = type(handlers)
+    found: dict[str, Callable[..., Any]] = {}
+    for name in sorted(dir(handlers)):
+        if not name.startswith("on_"):
+            continue
+        if _declared_by_stub(handlers, name):
+            continue  # a protocol's own declaration, inherited and not implemented: not a handler
+        where = f"{cls.__name__}.{name}"
+        if name not in server:
+            if name in client:
+                raise TypeError(
+                    f"{where}: {client[name]} is sent by servers to clients; a server never receives it"
+                )
+            close = difflib.get_close_matches(name, server, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise TypeError(f"{where} names no method a server receives{hint}")
+        method, protocol = server[name]
+        if method in HANDLED_BY_SESSION:
+            raise TypeError(
+                f"{where}: {method} is answered by the session itself; this handler would never run"
+            )
+        if protocol not in cls.__mro__:
+            raise TypeError(
+                f"{where} handles {method}, but {cls.__name__} does not subclass {protocol.__name__}, so its"
+                f" signature is not type-checked: derive it from {protocol.__module__}.{protocol.__name__}"
+                "[RequestContext]"
+            )
+        handler = getattr(handlers, name)
+        if not (
+            inspect.iscoroutinefunction(handler)
+            or (callable(handler) and inspect.iscoroutinefunction(type(handler).__call__))
+        ):
+            raise TypeError(f"{where} must be an async method (async def), as {protocol.__name__} says")
+        try:
+            inspect.signature(handler).bind(None, None)
+        except TypeError:
+            raise TypeError(f"{where} must accept (params, ctx), as {protocol.__name__} says") from None
+        except ValueError:
+            pass  # no signature to inspect (a builtin): it is called as it is
+        found[method] = handler
+    return found
+
+
+def _declared_by_stub(handlers: object, name: str) -> bool:
+    """Whether ``handlers.<name>`` is the generated protocol's own declaration (not implemented)."""
+    if name in getattr(handlers, "__dict__", {}):
+        return False
+    for klass in type(handlers).__mro__:
+        if name in vars(klass):
+            return klass.__module__.startswith("mcpbind.schema.")
+    return False

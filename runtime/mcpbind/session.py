@@ -60,6 +60,7 @@ if sys.version_info < (3, 11):  # pragma: no cover
 
 __all__ = [
     "ClientContext",
+    "HANDLED_BY_SESSION",
     "HandlerRegistry",
     "NotificationHandler",
     "ProgressCallback",
@@ -187,19 +188,20 @@ class RequestContext(Generic[SendsT]):
             methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
         )
 
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """``notifications/message``, sent only if ``level`` passes the level the client set
-        with ``logging/setLevel`` (everything passes until it sets one), and only where a log
-        message can reach the client (see :func:`sends_logs`). ``McpError`` if this server did
-        not declare the ``logging`` capability (``Server(..., logging=True)``)."""
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """``notifications/message`` with ``data`` (any JSON value) at ``level``, one of the
+        specification's syslog severities (``"debug"``, ``"info"``, ``"notice"``, ``"warning"``,
+        ``"error"``, ``"critical"``, ``"alert"``, ``"emergency"``; ``ValueError`` otherwise),
+        from ``logger`` if given. Sent only if ``level`` passes the level the client set with
+        ``logging/setLevel`` (everything passes until it sets one). ``McpError`` if this server
+        did not declare the ``logging`` capability (``Server(..., logging=True)``); nothing
+        is sent where no log message can reach the client (see :func:`sends_logs`)."""
         if not sends_logs(self.session):
             return
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.session.log_level):
+        if _log_rank(level) < LOG_LEVELS.index(self.session.log_level):
             return
         params = types.LoggingMessageNotificationParams(
-            level=level,  # type: ignore[arg-type]
-            data=data,
-            logger=UNSET if logger is None else logger,
+            level=level, data=data, logger=UNSET if logger is None else logger
         )
         await self.session.notify(methods.NOTIFICATIONS_MESSAGE, params, related=self.request_id)
 
@@ -220,6 +222,13 @@ def sends_logs(session: Session) -> bool:
     return True
 
 
+def _log_rank(level: str) -> int:
+    try:
+        return LOG_LEVELS.index(level)
+    except ValueError:
+        raise ValueError(f"unknown logging level {level!r}: one of {', '.join(LOG_LEVELS)}") from None
+
+
 def require_logging(session: Session) -> None:
     """Raise :class:`McpError` unless ``session`` is a server's that declared ``logging``: the
     specification lets only such a server send log messages."""
@@ -232,7 +241,7 @@ def require_logging(session: Session) -> None:
 
 
 # The syslog severities of MCP logging, least severe first.
-LOG_LEVELS: tuple[str, ...] = (
+LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
     "debug",
     "info",
     "notice",
@@ -241,6 +250,17 @@ LOG_LEVELS: tuple[str, ...] = (
     "critical",
     "alert",
     "emergency",
+)
+
+# The methods the session (its connection) answers or acts on itself: no handler of them runs.
+HANDLED_BY_SESSION: frozenset[str] = frozenset(
+    {
+        "initialize",
+        "ping",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+    }
 )
 
 RequestHandler = Callable[[Any, RequestContext[Any]], Awaitable[Any]]
@@ -288,9 +308,12 @@ class HandlerRegistry(Generic[ReceivesT, ContextT]):
         self, spec: RequestSpec[P, R, ReceivesT]
     ) -> Callable[[Callable[[P, ContextT], Awaitable[R]]], Callable[[P, ContextT], Awaitable[R]]]:
         """Decorator: handle the request ``spec``, one the peer sends; mypy checks the handler's
-        params and result types against the method's, and that the peer sends it."""
+        params and result types against the method's, and that the peer sends it. ``ValueError``
+        for a method this side does not receive, or one the session answers itself
+        (:data:`HANDLED_BY_SESSION`)."""
         if not self._peer_sends(spec.direction) or spec.embedded:
             raise ValueError(f"a {self.role} does not receive {spec.method}")
+        _refuse_handled_by_session(spec.method)
 
         def register(
             handler: Callable[[P, ContextT], Awaitable[R]],
@@ -303,9 +326,11 @@ class HandlerRegistry(Generic[ReceivesT, ContextT]):
     def on_notification(
         self, spec: NotificationSpec[P, ReceivesT]
     ) -> Callable[[Callable[[P, ContextT], Awaitable[None]]], Callable[[P, ContextT], Awaitable[None]]]:
-        """Decorator: handle the notification ``spec``, one the peer sends."""
+        """Decorator: handle the notification ``spec``, one the peer sends (``ValueError`` as
+        for :meth:`on`)."""
         if not self._peer_sends(spec.direction):
             raise ValueError(f"a {self.role} does not receive {spec.method}")
+        _refuse_handled_by_session(spec.method)
 
         def register(
             handler: Callable[[P, ContextT], Awaitable[None]],
@@ -314,6 +339,11 @@ class HandlerRegistry(Generic[ReceivesT, ContextT]):
             return handler
 
         return register
+
+
+def _refuse_handled_by_session(method: str) -> None:
+    if method in HANDLED_BY_SESSION:
+        raise ValueError(f"{method} is answered by the session itself: a handler for it would never run")
 
 
 class _Lead:
@@ -577,7 +607,7 @@ class Session:
         self._ready = False
         self._ready_event: anyio.Event | None = None
         # The lowest level of log messages the peer wants (``logging/setLevel``).
-        self.log_level = "debug"
+        self.log_level: types.LoggingLevel = "debug"
 
     # -- state ----------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from mcpbind.errors import McpError, ToolError
 from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
+from mcpbind.unions import ResolvedUnion
 
 __all__ = ["FunctionTool"]
 
@@ -67,7 +68,7 @@ _PROTOCOL_ERROR_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18"})
 
 def _json_schema(tp: Any) -> dict[str, Any]:
     """msgspec's schema of ``tp`` with the top-level ``$ref`` inlined."""
-    schema: dict[str, Any] = msgspec.json.schema(tp)
+    schema: dict[str, Any] = msgspec.json.schema(tp, schema_hook=_schema_hook)
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         defs: dict[str, Any] = schema["$defs"]
@@ -79,6 +80,39 @@ def _json_schema(tp: Any) -> dict[str, Any]:
     if schema.get("required") == []:
         del schema["required"]  # older JSON Schema drafts require it to be non-empty
     return schema
+
+
+def _schema_hook(tp: Any) -> dict[str, Any]:
+    if isinstance(tp, type) and issubclass(tp, ResolvedUnion):
+        members = " | ".join(getattr(m, "__name__", repr(m)) for m in tp.members())
+        raise TypeError(
+            f"{tp.union_name} ({members}) is an untagged union, for which no JSON Schema is derived"
+        )
+    raise NotImplementedError  # msgspec's own error: the type is not supported
+
+
+def _schema_error(tool: str, what: str, where: str, exc: Exception, given: str | None = None) -> TypeError:
+    """The error of a schema that cannot be derived: names the tool, the schema, the parameter
+    or annotation, and msgspec's reason (the last line of its message, the one that says which
+    type)."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    reason = lines[-1] if lines else type(exc).__name__
+    instead = f"; give the schema as is with {given}" if given else ""
+    return TypeError(f"Tool {tool}: cannot derive its {what} from {where}: {reason}{instead}")
+
+
+def _culprit(function: UserFunction) -> str:
+    """Which parameter's annotation has no JSON Schema (all of them, if none alone)."""
+    for field in msgspec.structs.fields(function.arguments):
+        try:
+            msgspec.json.schema(field.type, schema_hook=_schema_hook)
+        except (TypeError, ValueError):
+            return f"parameter {field.name!r} of {_qualname(function.fn)}"
+    return f"the parameters of {_qualname(function.fn)}"
+
+
+def _qualname(fn: Callable[..., Any]) -> str:
+    return str(getattr(fn, "__qualname__", None) or repr(fn))
 
 
 def _is_structured(annotation: Any) -> bool:
@@ -150,11 +184,17 @@ class FunctionTool:
         self.meta = meta
         # A given schema refusing other properties is held to it; the derived one allows them.
         closed = input_schema is not None and input_schema.get("additionalProperties") is False
-        self._function = UserFunction.inspect(fn, f"{_pascal(name)}Arguments", forbid_unknown=closed)
+        try:
+            self._function = UserFunction.inspect(fn, f"{_pascal(name)}Arguments", forbid_unknown=closed)
+        except TypeError as exc:
+            raise TypeError(f"Tool {name}: {exc}") from exc
         self.description = description if description is not None else self._function.description
         self.input_schema: dict[str, Any]
         if input_schema is None:
-            self.input_schema = _json_schema(self._function.arguments)
+            try:
+                self.input_schema = _json_schema(self._function.arguments)
+            except (TypeError, ValueError) as exc:
+                raise _schema_error(name, "inputSchema", _culprit(self._function), exc) from exc
             self.input_schema.setdefault("properties", {})
         else:
             self.input_schema = _given_schema(name, "input_schema", input_schema)
@@ -169,7 +209,11 @@ class FunctionTool:
         returns = self._function.hints.get("return", inspect.Signature.empty)
         self._structured = _is_structured(returns)
         if self._structured:
-            schema = _json_schema(returns) if returns is not Any else {}
+            try:
+                schema = _json_schema(returns) if returns is not Any else {}
+            except (TypeError, ValueError) as exc:
+                where = f"the return annotation of {_qualname(fn)}"
+                raise _schema_error(name, "outputSchema", where, exc, "output_schema=") from exc
             if schema.get("type") != "object":
                 self._wrap_result = True
                 schema = {"type": "object", "properties": {"result": schema}, "required": ["result"]}

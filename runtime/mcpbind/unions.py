@@ -11,6 +11,14 @@ The generated bindings lean on three things defined here:
   keys of the received object wins; ties go to the member listed first in the schema.
 * :func:`decode` / :func:`convert`: typed decoding with both of the above. The fast path is a
   single msgspec decode; only a message that holds an unknown content type takes the slow path.
+
+Decode the generated types with :func:`decode` (or :func:`convert`, or a :class:`TypedDecoder`),
+not with plain msgspec: ``msgspec.json.decode(data, type=EmbeddedResource)`` fails on every
+untagged union inside (msgspec cannot decide one by itself; its error names the union and says
+to use this module), where ``decode(data, EmbeddedResource)`` decodes it and keeps content
+blocks of unknown types too. A msgspec decoder of your own works given
+``dec_hook=mcpbind.unions.dec_hook`` (without the unknown content blocks). Encoding needs
+nothing: ``msgspec.json.encode`` takes the structs as they are.
 """
 
 from __future__ import annotations
@@ -129,7 +137,7 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
     _plan_cache: ClassVar[_Plan | None] = None
 
     def __init__(self) -> None:  # pragma: no cover - guard only
-        raise TypeError(f"{type(self).__name__} is a union marker, not a value type")
+        raise TypeError(f"{self.union_name} is a union marker, not a value type")
 
     @classmethod
     def members(cls) -> tuple[Any, ...]:
@@ -187,6 +195,13 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
         raise ValueError(f"Object matches no member of {cls.union_name} ({'; '.join(failures)})")
 
 
+# What plain msgspec says when it meets a union marker: the class's ``__name__`` is in its
+# "Expected `...`, got `dict`", so the name tells what to use instead.
+_DECODE_HINT = (
+    "an untagged union: decode with mcpbind.unions.decode, or pass dec_hook=mcpbind.unions.dec_hook"
+)
+
+
 def resolved_union(
     name: str,
     members: Callable[[], tuple[Any, ...]],
@@ -196,12 +211,22 @@ def resolved_union(
 
     ``discriminator`` is ``(key, {value: member name})``: an object whose ``key`` holds one of
     the values is decoded as that member only; any other object as one of the other members.
+
+    The marker's ``__qualname__`` (its ``repr``) is ``name``; its ``__name__``, which msgspec
+    puts in the error of a decode without :func:`dec_hook`, adds how to decode it.
     """
-    namespace = {"union_name": name, "_members_thunk": staticmethod(members), "discriminator": discriminator}
-    return type(name, (ResolvedUnion,), namespace)
+    namespace = {
+        "union_name": name,
+        "_members_thunk": staticmethod(members),
+        "discriminator": discriminator,
+        "__qualname__": name,
+    }
+    return type(f"{name} ({_DECODE_HINT})", (ResolvedUnion,), namespace)
 
 
 def _type_name(tp: Any) -> str:
+    if isinstance(tp, type) and issubclass(tp, ResolvedUnion):
+        return tp.union_name
     return getattr(tp, "__name__", None) or repr(tp)
 
 

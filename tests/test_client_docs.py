@@ -1,0 +1,31 @@
+"""The client's API says what it does where a user looks: ``help()`` and the IDE's hover text."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from mcpbind.client import Client, ClientSession
+
+PUBLIC = sorted(name for name in vars(ClientSession) if not name.startswith("_"))
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_method_of_a_client_session_has_a_docstring(name: str) -> None:
+    member = inspect.getattr_static(ClientSession, name)
+    target = member.fget if isinstance(member, property) else member
+    assert inspect.getdoc(target), f"ClientSession.{name} has no docstring"
+
+
+def test_call_tool_documents_its_arguments_and_failures() -> None:
+    doc = inspect.getdoc(ClientSession.call_tool) or ""
+    for word in ("arguments", "is_error", "McpError", "progress", "timeout"):
+        assert word in doc, word
+
+
+def test_the_client_docstring_tells_its_version_from_the_protocol_version() -> None:
+    doc = " ".join((inspect.getdoc(Client) or "").split())
+    assert "``version`` is the client's version, not the protocol's" in doc
+    assert "``protocol_version`` is the protocol version to ask the server for" in doc
+    assert "``version`` is the protocol version" not in doc
