@@ -14,8 +14,8 @@ from mcpbind.client import Client
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.schema.v2025_11_25.stubs import (
     HandlesCompletionComplete,
-    HandlesPing,
     HandlesNotificationsRootsListChanged,
+    HandlesPing,
     HandlesToolsCall,
     HandlesToolsList,
 )
