@@ -15,6 +15,10 @@ Policies (each one a decision about the wire, documented where it is made):
   admits ``UnknownContent``. Any other union of structs is a *resolved* union (see
   ``mcpbind.unions``). Unions of scalars and arrays decode natively.
 * ``allOf`` is merged into one object; ``JSONValue`` (recursive) is ``Any``.
+
+Before any of this the schema is audited (``codegen.keywords``): a shape with no binding stops
+the build with a :class:`ModelError` naming each place, and every keyword the generator drops
+is listed in :attr:`SchemaModel.warnings`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import keyword
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from codegen.keywords import audit
 
 OPEN_MEMBER_NAMES = frozenset({"_meta", "inputSchema", "outputSchema"})
 TAG_FIELDS = ("method", "type")
@@ -93,6 +99,7 @@ class SchemaModel:
     methods: list[MethodDef]
     batching: bool
     definitions: list[str]
+    warnings: list[str] = field(default_factory=list)  # keywords dropped, and where
 
 
 def pascal(text: str) -> str:
@@ -112,6 +119,10 @@ def snake(wire: str) -> str:
     return name
 
 
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
 def _py_literal(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
@@ -125,6 +136,10 @@ def _py_literal(value: Any) -> str:
 class Builder:
     def __init__(self, version: str, schema: dict[str, Any]) -> None:
         self.version = version
+        checked = audit(schema)
+        if checked.errors:
+            raise ModelError("unsupported schema shapes:\n  " + "\n  ".join(checked.errors))
+        self.warnings = checked.warnings()
         key = "$defs" if "$defs" in schema else "definitions"
         self.ref_prefix = f"#/{key}/"
         self._raw: dict[str, Any] = schema[key]
@@ -482,7 +497,12 @@ class Builder:
             else:
                 annotation = self.texpr(prop, name + pascal(wire), member=wire, origin=f"{name}.{wire}")
                 default = None if is_required else "UNSET"
-                if not is_required and isinstance(prop, dict) and "default" in prop:
+                if (
+                    not is_required
+                    and isinstance(prop, dict)
+                    and "default" in prop
+                    and _is_scalar(prop["default"])
+                ):
                     default = _py_literal(prop["default"])  # absent on the wire means this value
             if default == "UNSET":
                 annotation += " | UnsetType"
@@ -604,4 +624,5 @@ def build_model(version: str, schema: dict[str, Any]) -> SchemaModel:
         methods=methods,
         batching="JSONRPCBatchRequest" in builder.defs,
         definitions=sorted(builder.defs),
+        warnings=builder.warnings,
     )
