@@ -1,7 +1,9 @@
-"""Regenerate ``generated/`` from the pinned schemas.
+"""Regenerate ``generated/`` from the pinned schemas, or pin a new schema version.
 
 ``python -m codegen [--check] [--schema-dir DIR] [--out DIR] [--pins FILE]`` regenerates the
 output tree; with ``--check`` nothing is written and the files that would change are listed.
+``python -m codegen add-version VERSION PATH`` pins a new version: its sha256, errata started
+from the previous version's, and what changed (see ``python -m codegen add-version --help``).
 
 Exit status: 0 done (or up to date); 1 ``--check`` found the output out of date; 2 bad usage or
 input (a schema missing, unreachable or not matching its pin, an erratum that no longer
@@ -72,6 +74,8 @@ def format_tree(root: Path) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m codegen",
+        usage="%(prog)s [-h] [--check] [--schema-dir DIR] [--out DIR] [--pins FILE]\n"
+        "       %(prog)s add-version [-h] VERSION PATH [--commit SHA] [--url URL] [--schema-dir DIR] [--pins FILE]",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -98,6 +102,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["add-version"]:
+        from codegen.add_version import main as add_version
+
+        return add_version(argv[1:])
     args = _parser().parse_args(argv)
     warnings: list[str] = []
     try:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonpatch
+import jsonpointer
 
 PROJECT = Path(__file__).resolve().parent.parent
 PINS_FILE = PROJECT / "schema" / "pins.json"
@@ -145,6 +146,14 @@ def load_errata(pin: Pin) -> list[dict[str, Any]]:
     return errata
 
 
+class ErratumError(PinError):
+    """An erratum that does not apply; ``detail`` says which of its operations failed and how."""
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
 def apply_erratum(erratum: dict[str, Any], schema: dict[str, Any], source: Path | str) -> dict[str, Any]:
     """``schema`` with one erratum applied; it must begin with a ``test`` of the old value."""
     patch = erratum.get("patch") if isinstance(erratum, dict) else None
@@ -157,11 +166,31 @@ def apply_erratum(erratum: dict[str, Any], schema: dict[str, Any], source: Path 
         raise PinError(f"{source}: every erratum must start by testing the old value")
     try:
         result: dict[str, Any] = jsonpatch.apply_patch(schema, patch)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-        raise PinError(
-            f"{source}: erratum no longer applies ({erratum.get('why', 'no reason given')}): {exc}"
-        ) from exc
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
+        detail = _failed_operation(patch, schema)
+        why = erratum.get("why", "no reason given")
+        raise ErratumError(f"{source}: erratum no longer applies ({why}): {detail}", detail) from None
     return result
+
+
+def _failed_operation(patch: list[Any], schema: dict[str, Any]) -> str:
+    """Which operation of ``patch`` fails on ``schema``, in a few words."""
+    document: Any = schema
+    for op in patch:
+        try:
+            document = jsonpatch.apply_patch(document, [op])
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+            path = op.get("path") if isinstance(op, dict) else None
+            kind = op.get("op") if isinstance(op, dict) else None
+            if kind == "test" and isinstance(path, str):
+                try:
+                    jsonpointer.resolve_pointer(document, path)
+                except jsonpointer.JsonPointerException:
+                    return f"{path} does not exist any more"
+                return f"the value at {path} is no longer the tested one"
+            text = str(exc)
+            return f"{kind} {path}: {text if len(text) <= 160 else text[:157] + '...'}"
+    return "the patch fails as a whole"
 
 
 def apply_errata(pin: Pin, schema: dict[str, Any]) -> dict[str, Any]:
