@@ -270,8 +270,16 @@ PRICED_TOOL: dict[str, Any] = {
                         },
                     ],
                 },
+                "plan": {"$ref": "#/$defs/Plan"},
             },
             "required": ["name"],
+        },
+        "Plan": {
+            "description": "A definition that is itself a oneOf of two inline objects.",
+            "oneOf": [
+                {"type": "object", "properties": {"seats": {"type": "integer"}}, "required": ["seats"]},
+                {"type": "object", "properties": {"unlimited": {"const": True}}, "required": ["unlimited"]},
+            ],
         },
     },
 }
@@ -307,7 +315,7 @@ def priced(tmp_path: Path) -> types.ModuleType:
 def test_two_inline_variants_of_one_property_are_two_types(priced: types.ModuleType) -> None:
     assert Coverage(PRICED_TOOL, priced).problems() == []
     hints = get_type_hints(priced.Tool)
-    for member in ("pricing", "billing"):
+    for member in ("pricing", "billing", "plan"):
         variants = [a for a in Coverage(PRICED_TOOL, priced).alternatives(hints[member])]
         assert len(variants) == 2 and variants[0] is not variants[1], (member, variants)
 
@@ -322,8 +330,12 @@ def test_both_inline_variants_decode(priced: types.ModuleType) -> None:
     yearly = decode(b'{"name":"d","billing":{"yearly":90,"discount":0.1}}', priced.Tool)
     assert monthly.billing.monthly == 9
     assert (yearly.billing.yearly, yearly.billing.discount) == (90, 0.1)
+    seats = decode(b'{"name":"f","plan":{"seats":5}}', priced.Tool)
+    unlimited = decode(b'{"name":"g","plan":{"unlimited":true}}', priced.Tool)
+    assert seats.plan.seats == 5 and unlimited.plan.unlimited is True
+    assert type(seats.plan) is not type(unlimited.plan)
     # What was received is sent on unchanged.
-    for value in (flat, metered, monthly, yearly):
+    for value in (flat, metered, monthly, yearly, seats, unlimited):
         again = decode(msgspec.json.encode(value), priced.Tool)
         assert msgspec.json.encode(again) == msgspec.json.encode(value)
     with pytest.raises(msgspec.ValidationError):
