@@ -1,7 +1,14 @@
-"""``python -m codegen [--check] [--schema-dir DIR] [--out DIR]``: regenerate ``generated/``.
+"""Regenerate ``generated/`` from the pinned schemas, or pin a new schema version.
 
-Without ``--check`` the output tree is rewritten; with it nothing is written and the exit
-status is 1 when any file would change (the list of files is printed).
+``python -m codegen [--check] [--schema-dir DIR] [--out DIR] [--pins FILE]`` regenerates the
+output tree; with ``--check`` nothing is written and the files that would change are listed.
+``python -m codegen add-version VERSION PATH`` pins a new version: its sha256, errata started
+from the previous version's, and what changed (see ``python -m codegen add-version --help``).
+
+Exit status: 0 done (or up to date); 1 ``--check`` found the output out of date; 2 bad usage or
+input (a schema missing, unreachable or not matching its pin, an erratum that no longer
+applies, a schema shape the generator cannot represent), with one message on stderr. Keywords
+the generator drops are listed as warnings on stderr and do not change the status.
 """
 
 from __future__ import annotations
@@ -15,16 +22,29 @@ import tempfile
 from pathlib import Path
 
 from codegen.emit import methods_module, package_init, structs_module, stubs_module, versions_init
-from codegen.model import build_model
-from codegen.pins import PROJECT, PinError, load_pins, load_schema
+from codegen.model import ModelError, build_model
+from codegen.pins import PINS_FILE, PROJECT, PinError, load_pins, load_schema
+
+EXIT_OK = 0
+EXIT_OUT_OF_DATE = 1
+EXIT_INPUT = 2
 
 
-def render(schema_dir: Path | None) -> dict[str, str]:
-    """Relative path -> file text for the whole generated tree."""
-    pins = load_pins()
+def render(
+    schema_dir: Path | None, pins_file: Path = PINS_FILE, warnings: list[str] | None = None
+) -> dict[str, str]:
+    """Relative path -> file text for the whole generated tree; dropped keywords go to ``warnings``."""
+    pins = load_pins(pins_file)
+    if not pins:
+        raise PinError(f"{pins_file}: no versions are pinned")
     files: dict[str, str] = {"mcpbind/schema/__init__.py": versions_init(pins)}
     for pin in pins:
-        model = build_model(pin.version, load_schema(pin, schema_dir))
+        try:
+            model = build_model(pin.version, load_schema(pin, schema_dir))
+        except ModelError as exc:
+            raise ModelError(f"schema {pin.version}: {exc}") from exc
+        if warnings is not None:
+            warnings += [f"schema {pin.version}: {w}" for w in model.warnings]
         base = f"mcpbind/schema/{pin.module}"
         files[f"{base}/__init__.py"] = package_init(pin, model)
         files[f"{base}/structs.py"] = structs_module(pin, model)
@@ -33,35 +53,83 @@ def render(schema_dir: Path | None) -> dict[str, str]:
     return files
 
 
+class FormatError(Exception):
+    """ruff could not format the generated tree."""
+
+
 def format_tree(root: Path) -> None:
     """Format with ruff (its version is pinned by the nox session), twice for a fixed point."""
+    command = [sys.executable, "-m", "ruff", "format", "--quiet", "--config", str(PROJECT / "pyproject.toml")]
     for _ in range(2):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ruff",
-                "format",
-                "--quiet",
-                "--config",
-                str(PROJECT / "pyproject.toml"),
-                str(root),
-            ],
-            check=True,
-        )
+        try:
+            subprocess.run([*command, str(root)], check=True, capture_output=True, text=True)
+        except subprocess.CalledProcessError as exc:
+            detail = (exc.stderr or exc.stdout or "").strip().splitlines()
+            raise FormatError(
+                f"formatting the output with ruff failed ({detail[-1] if detail else exc}); "
+                "`nox -s regen` installs the pinned ruff"
+            ) from exc
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen",
+        usage="%(prog)s [-h] [--check] [--schema-dir DIR] [--out DIR] [--pins FILE]\n"
+        "       %(prog)s add-version [-h] VERSION PATH [--commit SHA] [--url URL] [--schema-dir DIR] [--pins FILE]",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if generated/ is out of date"
+    )
+    parser.add_argument(
+        "--schema-dir",
+        type=Path,
+        help="folder with <version>/schema.json files, looked in first "
+        "(then $MCPBIND_SCHEMA_DIR, ../shared/schema, the pinned URL)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=PROJECT / "generated", help="output root (default: generated/)"
+    )
+    parser.add_argument(
+        "--pins",
+        type=Path,
+        default=PINS_FILE,
+        help="the pins file (default: schema/pins.json); errata are beside it",
+    )
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
-    parser.add_argument("--check", action="store_true", help="fail if generated/ is not up to date")
-    parser.add_argument("--schema-dir", type=Path, help="folder with <version>/schema.json files")
-    parser.add_argument("--out", type=Path, default=PROJECT / "generated", help="output root")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["add-version"]:
+        from codegen.add_version import main as add_version
+
+        return add_version(argv[1:])
+    args = _parser().parse_args(argv)
+    warnings: list[str] = []
     try:
-        files = render(args.schema_dir)
-    except PinError as exc:
-        print(f"codegen: {exc}", file=sys.stderr)
-        return 2
+        files = render(args.schema_dir, args.pins, warnings)
+    except (PinError, ModelError) as exc:
+        return _fail(exc)
+    finally:
+        for warning in warnings:
+            print(f"codegen: warning: {warning}", file=sys.stderr)
+    try:
+        return _write(files, args.out, check=args.check)
+    except (FormatError, OSError) as exc:
+        return _fail(exc)
+
+
+def _fail(exc: Exception) -> int:
+    message = str(exc)
+    if isinstance(exc, OSError) and exc.filename:
+        message = f"{exc.filename}: {exc.strerror or exc}"
+    print(f"codegen: error: {message}", file=sys.stderr)
+    return EXIT_INPUT
+
+
+def _write(files: dict[str, str], out: Path, *, check: bool) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         staging = Path(tmp) / "generated"
         for rel, text in files.items():
@@ -70,7 +138,6 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
         format_tree(staging)
         fresh = {rel: (staging / rel).read_text(encoding="utf-8") for rel in files}
-    out: Path = args.out
     existing = (
         {
             str(p.relative_to(out)): p.read_text(encoding="utf-8")
@@ -82,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     changed = sorted(rel for rel in fresh if existing.get(rel) != fresh[rel])
     stale = sorted(set(existing) - set(fresh))
-    if args.check:
+    if check:
         for rel in changed:
             diff = difflib.unified_diff(
                 existing.get(rel, "").splitlines(),
@@ -99,9 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"codegen: generated/ is out of date ({len(changed)} changed, {len(stale)} stale); run `nox -s regen`"
             )
-            return 1
+            return EXIT_OUT_OF_DATE
         print(f"codegen: generated/ is up to date ({len(fresh)} files)")
-        return 0
+        return EXIT_OK
     for rel in stale:
         (out / rel).unlink()
     for rel in changed:
@@ -112,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         if directory.is_dir() and not any(directory.glob("*.py")):
             shutil.rmtree(directory)
     print(f"codegen: wrote {len(changed)} file(s), removed {len(stale)}, {len(fresh)} in all")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

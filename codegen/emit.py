@@ -26,7 +26,7 @@ def header(pin: Pin, what: str) -> str:
         f"# schema: {pin.repository} {pin.path}\n"
         f"# upstream commit: {pin.commit}\n"
         f"# sha256: {pin.sha256}\n"
-        f"# errata: schema/{pin.errata.parent.name}/{pin.errata.name}\n"
+        f"# errata: {pin.errata_label}\n"
     )
 
 

@@ -15,6 +15,10 @@ Policies (each one a decision about the wire, documented where it is made):
   admits ``UnknownContent``. Any other union of structs is a *resolved* union (see
   ``mcpbind.unions``). Unions of scalars and arrays decode natively.
 * ``allOf`` is merged into one object; ``JSONValue`` (recursive) is ``Any``.
+
+Before any of this the schema is audited (``codegen.keywords``): a shape with no binding stops
+the build with a :class:`ModelError` naming each place, and every keyword the generator drops
+is listed in :attr:`SchemaModel.warnings`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import keyword
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from codegen.keywords import audit
 
 OPEN_MEMBER_NAMES = frozenset({"_meta", "inputSchema", "outputSchema"})
 TAG_FIELDS = ("method", "type")
@@ -93,6 +99,7 @@ class SchemaModel:
     methods: list[MethodDef]
     batching: bool
     definitions: list[str]
+    warnings: list[str] = field(default_factory=list)  # keywords dropped, and where
 
 
 def pascal(text: str) -> str:
@@ -112,6 +119,10 @@ def snake(wire: str) -> str:
     return name
 
 
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
 def _py_literal(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
@@ -125,12 +136,17 @@ def _py_literal(value: Any) -> str:
 class Builder:
     def __init__(self, version: str, schema: dict[str, Any]) -> None:
         self.version = version
+        checked = audit(schema)
+        if checked.errors:
+            raise ModelError("unsupported schema shapes:\n  " + "\n  ".join(checked.errors))
+        self.warnings = checked.warnings()
         key = "$defs" if "$defs" in schema else "definitions"
         self.ref_prefix = f"#/{key}/"
         self._raw: dict[str, Any] = schema[key]
         self.defs: dict[str, Any] = {name: self._merge_all_of(d) for name, d in self._raw.items()}
         self.structs: dict[str, StructDef] = {}
         self.aliases: dict[str, AliasDef] = {}
+        self._struct_schemas: dict[str, dict[str, Any]] = {}  # each struct's object schema
         self._inherit_meta()
 
     def _inherit_meta(self) -> None:
@@ -261,7 +277,7 @@ class Builder:
             return name
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                return self.union_expr(schema[key], site)
+                return self.union_expr(schema[key], site, origin=f"{origin}.{key}")
         if "const" in schema:
             return f"Literal[{_py_literal(schema['const'])}]"
         if "enum" in schema:
@@ -299,58 +315,135 @@ class Builder:
         raise ModelError(f"{site}: unsupported schema {schema!r}")
 
     def hoist(self, site: str, schema: dict[str, Any], origin: str) -> str:
+        """The struct for the inline object ``schema`` found at ``site``, defined on first use.
+
+        Each distinct inline object gets a struct of its own: a name already taken by another
+        definition, alias or inline object gets ``Object`` appended, then a number.
+        """
         name = site
         if name in self.defs and self.defs[name] is not schema:
             name = site + "Object"
-        if name in self.defs and self.defs[name] is not schema:
-            raise ModelError(f"cannot name the inline object at {site}")
-        existing = self.structs.get(name)
-        if existing is None:
-            self.define_struct(name, schema, origin=origin)
+        candidates = iter(f"{name}{n}" for n in range(2, 1000))
+        while True:
+            taken_by = self._struct_schemas.get(name)
+            if taken_by is schema or (taken_by is not None and taken_by == schema):
+                return name  # the same object, met again (a method's params, a merged base)
+            if (
+                taken_by is None
+                and name not in self.aliases
+                and (name not in self.defs or self.defs[name] is schema)
+            ):
+                break
+            name = next(candidates)
+        self.define_struct(name, schema, origin=origin)
         return name
 
-    def flatten(self, members: list[Any]) -> list[Any]:
-        """Expand members that refer to other union definitions, keeping first occurrences."""
-        out: list[Any] = []
-        for member in members:
-            if isinstance(member, dict) and "$ref" in member:
-                target = self.defs[self.ref_name(member["$ref"])]
-                inner = target.get("anyOf") or target.get("oneOf")
-                if inner is not None and self.ref_name(member["$ref"]) not in ANY_JSON_DEFS:
-                    out += [m for m in self.flatten(inner) if m not in out]
-                    continue
-            if member not in out:
-                out.append(member)
+    def is_inline_struct(self, member: Any) -> bool:
+        """Whether ``member`` is an object written in place that becomes a struct of its own."""
+        return (
+            isinstance(member, dict)
+            and "$ref" not in member
+            and "anyOf" not in member
+            and "oneOf" not in member
+            and (member.get("type") == "object" or "properties" in member)
+            and bool(member.get("properties"))
+            and not self.is_open_object(member)
+        )
+
+    def _is_union_ref(self, member: Any) -> bool:
+        if not (isinstance(member, dict) and "$ref" in member):
+            return False
+        name = self.ref_name(member["$ref"])
+        target = self.defs[name]
+        return ("anyOf" in target or "oneOf" in target) and name not in ANY_JSON_DEFS
+
+    def _inline_sites(self, members: list[Any], site: str) -> dict[int, str]:
+        """Names for the inline objects among one union's ``members``, by position.
+
+        A lone inline object is named after its site (``CallToolRequestParams``). Two or more,
+        or one beside referenced structs, are each named after their tag value when they all
+        have distinct ones (``ToolPricingFlat``, ``ToolPricingMetered``), else numbered
+        (``ToolBilling1``, ``ToolBilling2``): each variant is a type of its own.
+        """
+        inline = [i for i, m in enumerate(members) if self.is_inline_struct(m)]
+        if not inline:
+            return {}
+        refs = [
+            m
+            for m in members
+            if self._is_union_ref(m) or (isinstance(m, dict) and "$ref" in m and self._is_struct_ref(m))
+        ]
+        if len(inline) == 1 and not refs:
+            return {inline[0]: site}
+        tags = [self.struct_tag(members[i]) for i in inline]
+        suffixes = [pascal(str(t[1])) if t is not None else "" for t in tags]
+        if not all(suffixes) or len(set(suffixes)) != len(suffixes):
+            suffixes = [str(n) for n in range(1, len(inline) + 1)]
+        return {i: site + s for i, s in zip(inline, suffixes, strict=True)}
+
+    def flatten(self, members: list[Any], site: str, origin: str) -> list[tuple[Any, str | None, str]]:
+        """Expand members that refer to other union definitions, keeping first occurrences.
+
+        Each member comes with the name its struct gets when it is an inline object (named
+        where it is written: a member of another union definition keeps that definition's
+        naming) and where it sits in the schema.
+        """
+        out: list[tuple[Any, str | None, str]] = []
+        sites = self._inline_sites(members, site)
+        for i, member in enumerate(members):
+            if self._is_union_ref(member):
+                name = self.ref_name(member["$ref"])
+                target = self.defs[name]
+                key = "anyOf" if "anyOf" in target else "oneOf"
+                for entry in self.flatten(target[key], name, f"{name}.{key}"):
+                    if all(entry[0] != seen for seen, _, _ in out):
+                        out.append(entry)
+                continue
+            if all(member != seen for seen, _, _ in out):
+                out.append((member, sites.get(i), f"{origin}[{i}]"))
         return out
 
-    def member_expr(self, member: Any, site: str) -> str:
-        if isinstance(member, dict) and "$ref" in member and self._is_struct_ref(member):
-            return self.ref_name(member["$ref"])
-        return self.texpr(member, site)
-
-    def union_expr(self, members: list[Any], site: str, alias_name: str | None = None) -> str:
-        members = self.flatten(members)
-        nullable = any(isinstance(m, dict) and m.get("type") == "null" for m in members)
-        members = [m for m in members if not (isinstance(m, dict) and m.get("type") == "null")]
+    def union_expr(
+        self, members: list[Any], site: str, alias_name: str | None = None, origin: str | None = None
+    ) -> str:
+        flat = self.flatten(members, site, origin or site)
+        nullable = any(isinstance(m, dict) and m.get("type") == "null" for m, _, _ in flat)
+        flat = [
+            entry for entry in flat if not (isinstance(entry[0], dict) and entry[0].get("type") == "null")
+        ]
         suffix = " | None" if nullable else ""
-        structs = [m for m in members if isinstance(m, dict) and "$ref" in m and self._is_struct_ref(m)]
-        others = [m for m in members if m not in structs]
+        exprs: list[str] = []
+        structs: list[str] = []  # the struct members' names, referenced or hoisted
+        schemas: list[dict[str, Any]] = []
+        inline = False
+        for member, hoist_name, member_origin in flat:
+            if isinstance(member, dict) and "$ref" in member and self._is_struct_ref(member):
+                name = self.ref_name(member["$ref"])
+                schemas.append(self.defs[name])
+            elif hoist_name is not None:
+                name = self.hoist(hoist_name, member, member_origin)
+                schemas.append(member)
+                inline = True
+            else:
+                exprs.append(self.texpr(member, site))
+                continue
+            structs.append(name)
+            exprs.append(name)
+        others = len(exprs) > len(structs)
         if len(structs) <= 1:
-            return " | ".join(self.member_expr(m, site) for m in members) + suffix
-        tags = [self.struct_tag(self.defs[self.ref_name(m["$ref"])]) for m in structs]
+            return " | ".join(exprs) + suffix
+        tags = [self.struct_tag(s) for s in schemas]
         tagged = (
             all(t is not None for t in tags)
             and len({t[0] for t in tags if t is not None}) == 1
             and len({t[1] for t in tags if t is not None}) == len(tags)
         )
-        exprs = [self.member_expr(m, site) for m in members]
+        name = alias_name or (site if others or inline else "Or".join(structs))
         if tagged and any(t is not None and t == ("type", "text") for t in tags):
-            name = alias_name or (site if others else "Or".join(self.ref_name(m["$ref"]) for m in structs))
             self._alias(name, None, " | ".join(exprs), "content", exprs)
             return name + suffix
         if tagged:
             return " | ".join(exprs) + suffix
-        name = alias_name or (site if others else "Or".join(self.ref_name(m["$ref"]) for m in structs))
         self._alias(name, None, " | ".join(exprs), "resolved", exprs)
         if INPUT_REQUIRED in exprs:
             # 2026-07-28: a result's resultType says whether it is final or asks for input.
@@ -382,6 +475,7 @@ class Builder:
     def define_struct(self, name: str, schema: dict[str, Any], origin: str = "definition") -> None:
         struct = StructDef(name=name, doc=schema.get("description"), fields=[], origin=origin)
         self.structs[name] = struct
+        self._struct_schemas[name] = schema
         tag = self.struct_tag(schema)
         if tag is not None:
             struct.tag_field, struct.tag = tag
@@ -403,7 +497,12 @@ class Builder:
             else:
                 annotation = self.texpr(prop, name + pascal(wire), member=wire, origin=f"{name}.{wire}")
                 default = None if is_required else "UNSET"
-                if not is_required and isinstance(prop, dict) and "default" in prop:
+                if (
+                    not is_required
+                    and isinstance(prop, dict)
+                    and "default" in prop
+                    and _is_scalar(prop["default"])
+                ):
                     default = _py_literal(prop["default"])  # absent on the wire means this value
             if default == "UNSET":
                 annotation += " | UnsetType"
@@ -416,7 +515,7 @@ class Builder:
             return
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                expr = self.union_expr(schema[key], name, alias_name=name)
+                expr = self.union_expr(schema[key], name, alias_name=name, origin=f"{name}.{key}")
                 if expr != name:
                     self._alias(name, doc, expr, "plain")
                 elif doc:
@@ -525,4 +624,5 @@ def build_model(version: str, schema: dict[str, Any]) -> SchemaModel:
         methods=methods,
         batching="JSONRPCBatchRequest" in builder.defs,
         definitions=sorted(builder.defs),
+        warnings=builder.warnings,
     )
