@@ -32,6 +32,14 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def packaging(session: nox.Session) -> None:
+    """What users install, in a fresh environment (tests/test_packaging.py): `pip install -e .`
+    (imports, the `mcpbind` command, mypy over it)."""
+    session.install("pytest>=8", MYPY)
+    session.run("pytest", "tests/test_packaging.py", *session.posargs, env={"MCPBIND_PACKAGING_TESTS": "1"})
+
+
+@nox.session
 def interop(session: nox.Session) -> None:
     """Against the official Python SDK (``mcp`` from PyPI): its client and server over stdio."""
     session.install(".", *TEST_DEPS, *HTTP_DEPS, *INTEROP_DEPS)
