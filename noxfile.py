@@ -33,9 +33,10 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def packaging(session: nox.Session) -> None:
-    """What users install, in a fresh environment (tests/test_packaging.py): `pip install -e .`
-    (imports, the `mcpbind` command, mypy over it)."""
-    session.install("pytest>=8", MYPY)
+    """What users install, each in a fresh environment (tests/test_packaging.py): `pip install -e .`
+    (imports, the `mcpbind` command, mypy over it), the sdist and the wheel (their files, the
+    license) and `nox -s tests` from the unpacked sdist over the tests that read its other files."""
+    session.install("pytest>=8", "build>=1.2", "nox>=2024.4", MYPY)
     session.run("pytest", "tests/test_packaging.py", *session.posargs, env={"MCPBIND_PACKAGING_TESTS": "1"})
 
 
