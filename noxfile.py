@@ -32,6 +32,15 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def packaging(session: nox.Session) -> None:
+    """What users install, each in a fresh environment (tests/test_packaging.py): `pip install -e .`
+    (imports, the `mcpbind` command, mypy over it), the sdist and the wheel (their files, the
+    license) and `nox -s tests` from the unpacked sdist over the tests that read its other files."""
+    session.install("pytest>=8", "build>=1.2", "nox>=2024.4", MYPY)
+    session.run("pytest", "tests/test_packaging.py", *session.posargs, env={"MCPBIND_PACKAGING_TESTS": "1"})
+
+
+@nox.session
 def interop(session: nox.Session) -> None:
     """Against the official Python SDK (``mcp`` from PyPI): its client and server over stdio."""
     session.install(".", *TEST_DEPS, *HTTP_DEPS, *INTEROP_DEPS)
