@@ -1,4 +1,4 @@
-"""The ``mcpbind`` command: serve a server, or call one.
+"""The mcpbind command: serve a server, or call one.
 
     mcpbind serve path/to/server.py[:attr]        # or package.module[:attr]; stdio by default
     mcpbind serve server.py --transport http --port 8000    # Streamable HTTP at /mcp
@@ -10,9 +10,9 @@
     mcpbind call "python server.py" prompts/get review --arg code=x
     mcpbind call http://127.0.0.1:8000/mcp tools/list       # a URL: Streamable HTTP (or legacy SSE)
 
-``call`` prints the JSON result on stdout and exits 1 on an error (a JSON-RPC error, or a tool
-result with ``isError``). ``--arg k=v`` values are converted to the types the tool's input
-schema declares (integer, number, boolean, array, object); other values stay strings.
+call prints the JSON result on stdout and exits 1 on an error (a JSON-RPC error, or a tool
+result with isError). --arg k=v values are converted to the types the tool's input schema
+declares (integer, number, boolean, array, object); other values stay strings.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from mcpbind import __version__
 from mcpbind.client import Client, ClientSession
 from mcpbind.errors import McpError
 from mcpbind.server import Server
@@ -128,7 +129,7 @@ async def _call(session: ClientSession, args: argparse.Namespace) -> tuple[Any, 
 
 async def _run_call(args: argparse.Namespace) -> int:
     server: str = args.server
-    client = Client("mcpbind-cli", "0.1.0")
+    client = Client("mcpbind", __version__)
     try:
         if server.startswith(("http://", "https://")):
             headers = _pairs(args.header or [], "--header")
@@ -152,14 +153,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="mcpbind", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"mcpbind {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run a server")
     serve.add_argument("target", help="path/to/file.py[:attr] or package.module[:attr]")
-    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
-    serve.add_argument("--path", default="/mcp", help="the HTTP endpoint (default /mcp)")
+    serve.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or Streamable HTTP"
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP: the address to listen on (default 127.0.0.1; 0.0.0.0 for every IPv4 interface)",
+    )
+    serve.add_argument(
+        "--port", type=int, default=8000, help="HTTP: the TCP port to listen on (default 8000)"
+    )
+    serve.add_argument(
+        "--backend",
+        choices=["asyncio", "trio"],
+        default="asyncio",
+        help="the event loop (default asyncio; trio needs the trio extra)",
+    )
+    serve.add_argument("--path", default="/mcp", help="HTTP: the endpoint's path (default /mcp)")
     serve.add_argument("--stateless", action="store_true", help="HTTP without sessions")
     serve.add_argument("--json-response", action="store_true", help="answer HTTP requests as JSON, not SSE")
     serve.add_argument(
@@ -183,13 +198,27 @@ def main(argv: list[str] | None = None) -> int:
     call = commands.add_parser("call", help="call a server and print the JSON result")
     call.add_argument("server", help='a URL, or a stdio command quoted as one argument ("python server.py")')
     call.add_argument(
-        "method", help="tools/list, tools/call, resources/list, resources/read, prompts/list, ..."
+        "method",
+        help="tools/list, tools/call, resources/list, resources/templates/list, resources/read, "
+        "prompts/list, prompts/get, ping",
     )
     call.add_argument("target", nargs="?", help="the tool or prompt name, or the resource URI")
     call.add_argument("--arg", action="append", metavar="KEY=VALUE", help="an argument (repeatable)")
-    call.add_argument("--json", help="the arguments as one JSON object")
-    call.add_argument("--timeout", type=float, default=30.0)
+    call.add_argument("--json", metavar="OBJECT", help="the arguments as one JSON object")
+    call.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="give up when the server has not started and initialized within this (default 30)",
+    )
     call.add_argument("--header", action="append", metavar="NAME=VALUE", help="an HTTP header (repeatable)")
+    call.add_argument(
+        "--backend",
+        choices=["asyncio", "trio"],
+        default="asyncio",
+        help="the client's event loop (default asyncio; trio needs the trio extra)",
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
         server = load_server(args.target)
@@ -212,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         server.run_stdio_sync(args.backend)
         return 0
-    return anyio.run(_run_call, args)
+    code: int = anyio.run(_run_call, args, backend=args.backend)
+    return code
 
 
 if __name__ == "__main__":
