@@ -1,6 +1,6 @@
 """The mcpbind command when things go wrong, run as a user runs it (a subprocess): a missing
-extra, bad input, Ctrl-C. Each failure is one line on stderr and a non-zero exit code; Ctrl-C
-stops ``serve`` quietly with 0 and ``call`` with 130."""
+extra, a server without tools/list, bad input, Ctrl-C. Each failure is one line on stderr and a
+non-zero exit code; Ctrl-C stops ``serve`` quietly with 0 and ``call`` with 130."""
 
 from __future__ import annotations
 
@@ -154,6 +154,33 @@ def test_a_missing_extra_is_named_with_its_pip_command(
     assert f'pip install "mcpbind[{extra}]"' in line
 
 
+# Item 4: --arg values without a tool listing.
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_arguments_for_a_server_without_tools_list_are_read_as_json(backend: str) -> None:
+    done = mcpbind_cli(
+        "call",
+        serve_command(CALLS_ONLY, backend),
+        "tools/call",
+        "echo",
+        *("--arg", "n=2", "--arg", "text=hi", "--arg", "flag=true", "--arg", "items=[1, 2]"),
+        *("--backend", backend),
+    )
+    assert done.returncode == 0, done.stderr
+    text = json.loads(done.stdout)["content"][0]["text"]
+    assert json.loads(text) == {"n": 2, "text": "hi", "flag": True, "items": [1, 2]}
+
+
+def test_arguments_for_a_server_without_tools_list_over_http(served: tuple[str, str]) -> None:
+    backend, url = served
+    done = mcpbind_cli(
+        "call", url, "tools/call", "echo", "--arg", "n=2", "--arg", "text=hi", "--backend", backend
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(json.loads(done.stdout)["content"][0]["text"]) == {"n": 2, "text": "hi"}
+
+
 # Item 6: one line, not a traceback.
 
 
@@ -256,3 +283,30 @@ def test_ctrl_c_stops_an_http_server_quietly(backend: str) -> None:
     finally:
         stop(serving)
         serving.stderr.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctrl_c_stops_a_call_with_130(tmp_path: Path, backend: str) -> None:
+    waiting = tmp_path / "waiting"
+    env = child_env()
+    env["MCPBIND_TEST_WAITING"] = str(waiting)  # the server's wait tool creates it
+    calling = subprocess.Popen(
+        [sys.executable, "-m", "mcpbind", "call", serve_command(CALLS_ONLY, backend), "tools/call", "wait"]
+        + ["--json", '{"seconds": 60}', "--backend", backend],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_sigint_default,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not waiting.exists():
+            assert time.monotonic() < deadline and calling.poll() is None, "the call did not start"
+            time.sleep(0.05)
+        calling.send_signal(signal.SIGINT)
+        out, err = calling.communicate(timeout=30)
+        assert calling.returncode == 130
+        assert (out, err) == (b"", b"")
+    finally:
+        stop(calling)

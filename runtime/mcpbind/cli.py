@@ -11,7 +11,9 @@
     mcpbind call http://127.0.0.1:8000/mcp tools/list       # a URL: Streamable HTTP (or legacy SSE)
 
 call prints the JSON result on stdout. --arg k=v values are converted to the types the tool's
-input schema declares (integer, number, boolean, array, object); other values stay strings.
+input schema declares (integer, number, boolean, array, object; other values stay strings);
+when the server does not list the tool, each value is read as JSON if it parses, else kept as a
+string.
 
 Exit codes: 0 done; 1 failed (a JSON-RPC error, printed as JSON on stderr; a tool result with
 isError; the server cannot be loaded, reached or served); 2 a bad command line; 130 call
@@ -152,6 +154,14 @@ def _coerce(value: str, schema: dict[str, Any]) -> Any:
     return value
 
 
+def _guess(value: str) -> Any:
+    """A value for an argument of unknown type: the JSON it holds, else the string itself."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
@@ -181,16 +191,32 @@ def _check_call(args: argparse.Namespace) -> None:
             raise CommandError(f"--json takes a JSON object, not {args.json}", 2)
 
 
+async def _tool_arguments(session: ClientSession, name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The tool's arguments: ``--json``, and ``--arg`` values as the tool's listed input schema
+    types them, or as :func:`_guess` reads them when the server does not list the tool."""
+    arguments: dict[str, Any] = dict(args.given)
+    if not args.pairs:
+        return arguments
+    try:
+        tools = await session.all_tools()
+    except McpError:  # no listing (say, a server handling only tools/call)
+        tools = []
+    schema = next((tool.input_schema for tool in tools if tool.name == name), None)
+    if schema is None:
+        arguments.update((k, _guess(v)) for k, v in args.pairs.items())
+    else:
+        properties = schema.get("properties", {})
+        arguments.update((k, _coerce(v, properties.get(k, {}))) for k, v in args.pairs.items())
+    return arguments
+
+
 async def _call(session: ClientSession, args: argparse.Namespace) -> tuple[Any, bool]:
     method: str = args.method
     target: str = args.target
     if method == "tools/list":
         return await session.all_tools(), False
     if method == "tools/call":
-        tools = {tool.name: tool for tool in await session.all_tools()}
-        properties = tools[target].input_schema.get("properties", {}) if target in tools else {}
-        arguments = {**args.given, **{k: _coerce(v, properties.get(k, {})) for k, v in args.pairs.items()}}
-        result = await session.call_tool(target, arguments)
+        result = await session.call_tool(target, await _tool_arguments(session, target, args))
         return result, result.is_error is True
     if method == "resources/list":
         return await session.all_resources(), False
