@@ -1,6 +1,6 @@
 """The mcpbind command when things go wrong, run as a user runs it (a subprocess): a missing
-extra, a server without tools/list, bad input, Ctrl-C. Each failure is one line on stderr and a
-non-zero exit code; Ctrl-C stops ``serve`` quietly with 0 and ``call`` with 130."""
+extra, a server without tools/list, --timeout, bad input, Ctrl-C. Each failure is one line on
+stderr and a non-zero exit code; Ctrl-C stops ``serve`` quietly with 0 and ``call`` with 130."""
 
 from __future__ import annotations
 
@@ -179,6 +179,29 @@ def test_arguments_for_a_server_without_tools_list_over_http(served: tuple[str, 
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(json.loads(done.stdout)["content"][0]["text"]) == {"n": 2, "text": "hi"}
+
+
+# Item 5: --timeout bounds the call.
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_timeout_bounds_the_call(backend: str) -> None:
+    server = serve_command(CALLS_ONLY, backend)
+    done = mcpbind_cli(
+        "call", server, "tools/call", "wait", "--arg", "seconds=10", "--timeout", "2", "--backend", backend
+    )
+    assert done.returncode == 1
+    assert one_line(done) == "mcpbind: tools/call wait: no answer within 2 s (--timeout)"
+    assert done.stdout == ""
+
+
+def test_timeout_bounds_the_call_over_http(served: tuple[str, str]) -> None:
+    backend, url = served
+    done = mcpbind_cli(
+        "call", url, "tools/call", "wait", "--arg", "seconds=10", "--timeout", "2", "--backend", backend
+    )
+    assert done.returncode == 1
+    assert one_line(done) == "mcpbind: tools/call wait: no answer within 2 s (--timeout)"
 
 
 # Item 6: one line, not a traceback.

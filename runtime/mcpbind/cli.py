@@ -13,12 +13,13 @@
 call prints the JSON result on stdout. --arg k=v values are converted to the types the tool's
 input schema declares (integer, number, boolean, array, object; other values stay strings);
 when the server does not list the tool, each value is read as JSON if it parses, else kept as a
-string.
+string. --timeout bounds the whole call: starting or reaching the server, initializing, and the
+request.
 
 Exit codes: 0 done; 1 failed (a JSON-RPC error, printed as JSON on stderr; a tool result with
-isError; the server cannot be loaded, reached or served); 2 a bad command line; 130 call
-interrupted (Ctrl-C). serve stopped with Ctrl-C exits 0, quietly. Other failures are one line
-on stderr.
+isError; no answer within --timeout; the server cannot be loaded, reached or served); 2 a bad
+command line; 130 call interrupted (Ctrl-C). serve stopped with Ctrl-C exits 0, quietly. Other
+failures are one line on stderr.
 """
 
 from __future__ import annotations
@@ -179,6 +180,8 @@ def _check_call(args: argparse.Namespace) -> None:
         raise CommandError(f"unsupported method {args.method} (one of {', '.join(_METHODS)})", 2)
     if args.method in _TARGETS and args.target is None:
         raise CommandError(f"{args.method} needs {_TARGETS[args.method]}", 2)
+    if args.timeout <= 0:
+        raise CommandError("--timeout takes a positive number of seconds", 2)
     args.pairs = _pairs(args.arg or [], "--arg")
     args.headers = _pairs(args.header or [], "--header")
     args.given = {}
@@ -237,13 +240,17 @@ async def _call(session: ClientSession, args: argparse.Namespace) -> tuple[Any, 
 async def _connect(client: Client, args: argparse.Namespace) -> AsyncIterator[ClientSession]:
     server: str = args.server
     if server.startswith(("http://", "https://")):
-        async with client.connect_url(server, headers=args.headers, timeout=args.timeout) as session:
+        # --timeout bounds the whole call; the HTTP client's own timers must not end it sooner.
+        limit = args.timeout + 1
+        async with client.connect_url(
+            server, headers=args.headers, http_timeout=limit, sse_read_timeout=max(limit, 300.0)
+        ) as session:
             yield session
     else:
         command = shlex.split(server)
         if not command:
             raise CommandError("the server command is empty", 2)
-        async with client.connect_stdio(command[0], command[1:], timeout=args.timeout) as session:
+        async with client.connect_stdio(command[0], command[1:]) as session:
             yield session
 
 
@@ -255,21 +262,31 @@ async def _run_call(args: argparse.Namespace) -> int:
         from mcpbind.http.legacy_client import LegacySSEError
 
         unreachable = (OSError, HTTPTransportError, LegacySSEError)
-    client = Client("mcpbind", __version__)
-    try:
-        async with _connect(client, args) as session:
-            result, failed = await _call(session, args)
-    except Exception as exc:
-        error = _leaf(exc, McpError)
-        if error is not None:
-            print(json.dumps({"code": error.code, "message": error.message}), file=sys.stderr)
-            return 1
-        failure = _leaf(exc, unreachable)
-        if failure is not None:
-            raise CommandError(f"cannot reach {server}: {failure}") from exc
-        raise
+    client = Client("mcpbind", __version__, request_timeout=None)
+    with anyio.move_on_after(args.timeout) as deadline:
+        try:
+            async with _connect(client, args) as session:
+                result, failed = await _call(session, args)
+        except Exception as exc:
+            if anyio.current_time() >= deadline.deadline:  # (the transport closing as it ends)
+                raise _timed_out(args) from exc
+            error = _leaf(exc, McpError)
+            if error is not None:
+                print(json.dumps({"code": error.code, "message": error.message}), file=sys.stderr)
+                return 1
+            failure = _leaf(exc, unreachable)
+            if failure is not None:
+                raise CommandError(f"cannot reach {server}: {failure}") from exc
+            raise
+    if deadline.cancelled_caught:
+        raise _timed_out(args)
     sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
     return 1 if failed else 0
+
+
+def _timed_out(args: argparse.Namespace) -> CommandError:
+    asked = " ".join(filter(None, (args.method, args.target)))
+    return CommandError(f"{asked}: no answer within {args.timeout:g} s (--timeout)")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -381,7 +398,8 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="give up when the server has not started and initialized within this (default 30)",
+        help="give up after this long, exit code 1 (default 30): starting or reaching the server, "
+        "initializing and the request all count",
     )
     call.add_argument("--header", action="append", metavar="NAME=VALUE", help="an HTTP header (repeatable)")
     call.add_argument(
