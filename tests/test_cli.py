@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import mcpbind
 from tests.harness import child_env
 
 SERVER_FILE = Path(__file__).parent / "peers" / "cli_server.py"
@@ -60,3 +63,36 @@ def test_bad_usage() -> None:
     assert mcpbind_cli("call", SERVE, "tools/call", "add", "--arg", "a").returncode != 0
     assert mcpbind_cli("serve", "no/such/file.py").returncode != 0
     assert mcpbind_cli("serve", str(SERVER_FILE), "--transport", "carrier-pigeon").returncode == 2
+
+
+def test_version() -> None:
+    done = mcpbind_cli("--version")
+    assert done.returncode == 0
+    assert done.stdout == f"mcpbind {mcpbind.__version__}\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "options"),
+    [
+        ([], ["--version"]),
+        (["serve"], ["--host HOST", "--port PORT", "--transport {stdio,http}", "--backend {asyncio,trio}"]),
+        (["call"], ["--timeout SECONDS", "--json OBJECT", "--backend {asyncio,trio}"]),
+    ],
+)
+def test_help_explains_each_option_in_plain_text(args: list[str], options: list[str]) -> None:
+    done = mcpbind_cli(*args, "--help")
+    assert done.returncode == 0
+    assert "`" not in done.stdout  # no reStructuredText markup
+    for option in options:
+        described = done.stdout.split(f"  {option}", 1)[1].lstrip(" \n")
+        assert described and not described.startswith("-"), f"{option} has no help:\n{done.stdout}"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_call_on_either_backend(backend: str) -> None:
+    serve = f"{sys.executable} -m mcpbind serve {SERVER_FILE} --backend {backend}"
+    done = mcpbind_cli(
+        "call", serve, "tools/call", "add", "--arg", "a=2", "--arg", "b=40", "--backend", backend
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"result": 42}
