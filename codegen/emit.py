@@ -397,11 +397,22 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
     return "\n".join(lines) + "\n"
 
 
+# How to decode a version's types, in each version package's docstring (after its first sentence).
+PACKAGE_DECODING_NOTE = [
+    "Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass",
+    "``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``",
+    "fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.",
+]
+
+
 def package_init(pin: Pin, model: SchemaModel) -> str:
     return "\n".join(
         [
             header(pin, "Package"),
-            f'"""MCP {pin.version}: the generated structs (re-exported here), ``methods`` and ``stubs``."""',
+            f'"""MCP {pin.version}: the generated structs (re-exported here), ``methods`` and ``stubs``.',
+            "",
+            *PACKAGE_DECODING_NOTE,
+            '"""',
             "",
             "from __future__ import annotations",
             "",

@@ -7,7 +7,12 @@
 # sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # errata: schema/errata/2024-11-05.json
 
-"""MCP 2024-11-05: the generated structs (re-exported here), ``methods`` and ``stubs``."""
+"""MCP 2024-11-05: the generated structs (re-exported here), ``methods`` and ``stubs``.
+
+Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass
+``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``
+fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.
+"""
 
 from __future__ import annotations
 

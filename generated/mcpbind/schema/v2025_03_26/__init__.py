@@ -7,7 +7,12 @@
 # sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # errata: schema/errata/2025-03-26.json
 
-"""MCP 2025-03-26: the generated structs (re-exported here), ``methods`` and ``stubs``."""
+"""MCP 2025-03-26: the generated structs (re-exported here), ``methods`` and ``stubs``.
+
+Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass
+``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``
+fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.
+"""
 
 from __future__ import annotations
 

@@ -7,7 +7,12 @@
 # sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 # errata: schema/errata/2025-06-18.json
 
-"""MCP 2025-06-18: the generated structs (re-exported here), ``methods`` and ``stubs``."""
+"""MCP 2025-06-18: the generated structs (re-exported here), ``methods`` and ``stubs``.
+
+Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass
+``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``
+fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.
+"""
 
 from __future__ import annotations
 

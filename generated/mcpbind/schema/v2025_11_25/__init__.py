@@ -7,7 +7,12 @@
 # sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 # errata: schema/errata/2025-11-25.json
 
-"""MCP 2025-11-25: the generated structs (re-exported here), ``methods`` and ``stubs``."""
+"""MCP 2025-11-25: the generated structs (re-exported here), ``methods`` and ``stubs``.
+
+Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass
+``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``
+fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.
+"""
 
 from __future__ import annotations
 

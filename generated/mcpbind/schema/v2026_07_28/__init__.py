@@ -7,7 +7,12 @@
 # sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 # errata: schema/errata/2026-07-28.json
 
-"""MCP 2026-07-28: the generated structs (re-exported here), ``methods`` and ``stubs``."""
+"""MCP 2026-07-28: the generated structs (re-exported here), ``methods`` and ``stubs``.
+
+Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass
+``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``
+fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.
+"""
 
 from __future__ import annotations
 
