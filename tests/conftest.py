@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+
 import pytest
 
 
@@ -9,3 +12,12 @@ import pytest
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     backend: str = request.param
     return backend
+
+
+@pytest.fixture(autouse=True)
+def _recursion_limit_is_left_alone() -> Iterator[None]:
+    """A test that changes the interpreter's recursion limit changes what later tests see (how
+    deeply nested JSON decodes): fail it."""
+    limit = sys.getrecursionlimit()
+    yield
+    assert sys.getrecursionlimit() == limit, "the test changed the recursion limit"

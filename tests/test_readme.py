@@ -33,6 +33,7 @@ from mcpbind.schema.v2025_11_25 import TextContent, TextResourceContents
 from mcpbind.server import Server
 from tests.harness import child_env, connected, source_roots
 from tests.http_harness import loopback_socket
+from tests.mypy_run import run_mypy
 
 README = Path(__file__).parent.parent / "README.md"
 PYPROJECT = Path(__file__).parent.parent / "pyproject.toml"
@@ -115,8 +116,6 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_blocks_pass_mypy_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mypy import api
-
     write_blocks(tmp_path)
     files = [str(tmp_path / name) for name in NAMED]
     for number, script in enumerate(SCRIPTS):
@@ -125,7 +124,7 @@ def test_blocks_pass_mypy_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         files.append(str(path))
     monkeypatch.setenv("MYPYPATH", os.pathsep.join([*source_roots(), str(tmp_path)]))
     monkeypatch.chdir(tmp_path)
-    out, err, status = api.run(["--config-file", str(PYPROJECT), "--strict", "--no-incremental", *files])
+    out, err, status = run_mypy(["--config-file", str(PYPROJECT), "--strict", "--no-incremental", *files])
     assert (status, err) == (0, ""), out + err
     assert out.startswith(f"Success: no issues found in {len(files)} source files"), out
 

@@ -8,7 +8,6 @@ directions, checking that exactly the wrong-way ones are errors.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import textwrap
@@ -29,6 +28,7 @@ from mcpbind.schema.v2025_06_18 import (
     methods,
 )
 from mcpbind.schema.v2025_06_18.stubs import HandlesToolsCall, HandlesToolsList
+from tests.mypy_run import run_mypy
 
 
 class Context:
@@ -91,8 +91,6 @@ def mypy_errors(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     mypy is a test dependency (``TEST_DEPS`` in noxfile.py), imported as a module: the test does
     not depend on a ``mypy`` executable being on ``PATH``, and fails rather than skips without it.
     """
-    from mypy import api
-
     from tests.harness import source_roots
 
     # A source checkout has two roots (runtime/, generated/); an installed wheel needs nothing.
@@ -101,7 +99,7 @@ def mypy_errors(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
     path = tmp_path / "snippet.py"
     path.write_text(textwrap.dedent(source))
-    out, err, _ = api.run(["--strict", "--no-incremental", "--config-file", "", str(path)])
+    out, err, _ = run_mypy(["--strict", "--no-incremental", "--config-file", "", str(path)])
     assert not err, err
     assert "error: Cannot find" not in out, out
     errors: dict[int, list[str]] = {}
@@ -397,12 +395,9 @@ async def use(session: ClientSession) -> None:
 """
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
 def test_mypy_checks_the_direction_of_registrations_and_sends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mypy import api
-
     from tests.harness import source_roots
 
     roots = source_roots()
@@ -410,7 +405,7 @@ def test_mypy_checks_the_direction_of_registrations_and_sends(
         monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
     source = tmp_path / "directions.py"
     source.write_text(DIRECTIONS)
-    out, err, _ = api.run(["--strict", "--no-incremental", "--config-file", "", str(source)])
+    out, err, _ = run_mypy(["--strict", "--no-incremental", "--config-file", "", str(source)])
     assert "error: Cannot find" not in out, out
     marked = {n for n, line in enumerate(DIRECTIONS.splitlines(), 1) if line.endswith("# E")}
     reported = {int(n) for n in re.findall(r"^[^:\n]*directions\.py:(\d+): error:", out, re.MULTILINE)}
