@@ -325,7 +325,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
                 protocol_version=self.protocol_version, capabilities=self.capabilities, client_info=self.info
             )
             result = await session.request(methods.INITIALIZE, params, timeout=timeout)
-            await session._send(connection.initialized(result))
+            await session.send(connection.initialized(result))
             session.ready.set()
             yield ClientSession(session, result)
 

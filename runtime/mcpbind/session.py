@@ -49,6 +49,7 @@ from mcpbind.errors import (
     REQUEST_TIMEOUT,
     McpError,
 )
+from mcpbind.exception_groups import only_error
 from mcpbind.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.stepping import awaited, resume
@@ -265,19 +266,6 @@ HANDLED_BY_SESSION: frozenset[str] = frozenset(
 
 RequestHandler = Callable[[Any, RequestContext[Any]], Awaitable[Any]]
 NotificationHandler = Callable[[Any, RequestContext[Any]], Awaitable[None]]
-
-
-def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    cancelled = anyio.get_cancelled_exc_class()
-    leaves: list[BaseException] = []
-    stack: list[BaseException] = [group]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, BaseExceptionGroup):
-            stack.extend(item.exceptions)
-        elif not isinstance(item, cancelled):
-            leaves.append(item)
-    return leaves[0] if len(leaves) == 1 else None
 
 
 async def _call_progress(
@@ -672,7 +660,7 @@ class Session:
         except BaseExceptionGroup as group:
             # The session's own tasks end quietly; what the block raised is the caller's error,
             # so it comes out as itself rather than inside a group.
-            single = _only_error(group)
+            single = only_error(group)
             if single is None:
                 raise
             raise single from single.__cause__  # keeps its own cause, drops the group
@@ -739,7 +727,7 @@ class Session:
             workers.cancel()
             with anyio.move_on_after(1.0):  # a peer that does not read gets no more time
                 for ident, data in answers:
-                    await self._send(data, ident, True)
+                    await self.send(data, ident, True)
 
     def _lost_peer(self) -> None:
         """A send found no peer: after the end of input, stop waiting for handlers at once."""
@@ -823,7 +811,7 @@ class Session:
                 try:
                     data = await self.transport.receive()
                 except MessageTooLarge as exc:
-                    await self._send(Codec.encode_error(None, INVALID_REQUEST, f"Invalid request: {exc}"))
+                    await self.send(Codec.encode_error(None, INVALID_REQUEST, f"Invalid request: {exc}"))
                     continue
                 except anyio.EndOfStream:
                     self._end_of_input()
@@ -847,7 +835,7 @@ class Session:
             handler, refusal = self._refusal(event)
             if handler is None:
                 if refusal is not None:
-                    await self._send(refusal, event.id, True)
+                    await self.send(refusal, event.id, True)
                 continue
             if self._active < self.max_concurrent_requests:
                 self._active += 1
@@ -897,7 +885,7 @@ class Session:
 
     async def _on(self, event: Event) -> None:
         if isinstance(event, Reply):
-            await self._send(event.data, event.id, event.id is not None)
+            await self.send(event.data, event.id, event.id is not None)
         elif isinstance(event, ResponseReceived):
             waiter = self._waiters.get(event.id)
             if waiter is not None:
@@ -1008,7 +996,7 @@ class Session:
         :meth:`send_soon`. False if it was queued (then the caller lets the session's task
         run before it sends more)."""
         if self._outbox is None and not getattr(self.transport, "unrelated_send_waits_for_peer", True):
-            await self._send(data)
+            await self.send(data)
             return True
         return self.send_soon(data)
 
@@ -1018,7 +1006,7 @@ class Session:
             while outbox and not (self._closed if self._inline else self._ended):
                 data = outbox.popleft()
                 self._outbox_size -= len(data)
-                await self._send(data)
+                await self.send(data)
         finally:
             if self._outbox is outbox:
                 self._outbox = None
@@ -1159,7 +1147,7 @@ class Session:
         handler, refusal = self._refusal(event)
         if handler is None:
             if refusal is not None:
-                await self._send(refusal, event.id, True)
+                await self.send(refusal, event.id, True)
             return
         scope = self._new_scope()
         self._handlers[event.id] = scope
@@ -1231,7 +1219,10 @@ class Session:
 
     # -- sending --------------------------------------------------------------------------
 
-    async def _send(self, data: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, data: bytes, related: RequestId | None = None, final: bool = False) -> None:
+        """Write an encoded message to the transport (``related`` and ``final`` as for
+        :meth:`~mcpbind.transport.Transport.send`). A peer that is gone is not an error here:
+        the message is dropped (logged at debug level) and the session notes the peer lost."""
         try:
             await self.transport.send(data, related, final)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -1302,12 +1293,12 @@ class Session:
         data = self.connection.cancel(ident, reason)
         if data is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-                await self._send(data)
+                await self.send(data)
 
     async def notify(
         self, spec: NotificationSpec[P, Any], params: P, *, related: RequestId | None = None
     ) -> None:
-        await self._send(self.connection.notification(spec, params), related)
+        await self.send(self.connection.notification(spec, params), related)
 
     def _fail_waiters(self, error: McpError) -> None:
         for waiter in self._waiters.values():

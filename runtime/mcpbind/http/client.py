@@ -81,9 +81,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpbind.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
+from mcpbind.exception_groups import only_error
 from mcpbind.http._common import QueuedReceive, Received
 from mcpbind.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
-from mcpbind.session import _only_error
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.wire import Codec, RequestId, salvage_id
 
@@ -1010,7 +1010,7 @@ async def open_streamable_http(
         # The block's own error (a failed call, say) comes out as itself, not in a group (the
         # background tasks never fail). Raised below, outside this handler, so that its own
         # cause and context stay as they were.
-        error = _only_error(group)
+        error = only_error(group)
         if error is None:
             raise
     finally:
