@@ -60,7 +60,7 @@ async def test_a_server_and_client_from_the_surface_alone() -> None:
 
 def test_the_surface_names() -> None:
     import mcpbind
-    from mcpbind import errors, session
+    from mcpbind import errors, session, versions
     from mcpbind import server as server_module
     from mcpbind.schema import v2025_11_25
 
@@ -70,6 +70,8 @@ def test_the_surface_names() -> None:
     assert types.__all__ == v2025_11_25.__all__
     assert all(getattr(types, name) is getattr(v2025_11_25, name) for name in types.__all__)
     assert types.methods.TOOLS_CALL.method == "tools/call"
+    # mcpbind.types is the package of the version handlers see, as mcpbind.versions names it.
+    assert types.methods.PROTOCOL_VERSION == versions.HANDLER_VERSION
     assert set(mcpbind.__all__) <= set(dir(mcpbind))
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         mcpbind.Nothing  # type: ignore[attr-defined]  # noqa: B018
