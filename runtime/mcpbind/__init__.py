@@ -1,9 +1,31 @@
-"""mcpbind: the Model Context Protocol for Python, typed from the official schemas."""
+"""mcpbind: the Model Context Protocol for Python, typed from the official schemas.
+
+The one import surface::
+
+    from mcpbind import Client, Context, McpError, Server, ToolError, types
+
+``types`` holds the types handlers see (:mod:`mcpbind.types`); an exact protocol version's types
+are in ``mcpbind.schema.v<date>``. ``Context`` is the request context a handler receives
+(:class:`mcpbind.session.RequestContext`). These names are imported on first use, so
+``import mcpbind`` alone stays cheap.
+"""
 
 from __future__ import annotations
 
 import os as _os
 import sys as _sys
+
+# Not typing.TYPE_CHECKING: importing typing would cost more than the rest of this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mcpbind import types as types
+    from mcpbind.client import Client as Client
+    from mcpbind.errors import McpError as McpError
+    from mcpbind.errors import ToolError as ToolError
+    from mcpbind.server import Server as Server
+    from mcpbind.session import RequestContext as Context
+
+__all__ = ["Client", "Context", "McpError", "Server", "ToolError", "__version__", "types"]
 
 # The generated bindings live in a second source root (generated/mcpbind) during development;
 # a wheel merges both into one folder. In the development layout, every ``mcpbind`` folder on
@@ -19,3 +41,34 @@ if not _os.path.isdir(_os.path.join(__path__[0], "schema")):
                 __path__.append(_portion)
 
 __version__ = "0.1.0"
+
+
+# Where each name of the surface lives: (module, attribute; None for the module itself).
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "Client": ("mcpbind.client", "Client"),
+    "Context": ("mcpbind.session", "RequestContext"),
+    "McpError": ("mcpbind.errors", "McpError"),
+    "Server": ("mcpbind.server", "Server"),
+    "ToolError": ("mcpbind.errors", "ToolError"),
+    "types": ("mcpbind.types", None),
+}
+
+if not TYPE_CHECKING:  # for type checkers the names above are plain imports, and no other exists
+
+    def __getattr__(name: str) -> object:
+        try:
+            module_name, attribute = _LAZY[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        from importlib import import_module
+
+        module = import_module(module_name)
+        value = module if attribute is None else getattr(module, attribute)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})
+
+
+del TYPE_CHECKING

@@ -23,6 +23,7 @@ from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.schema import VERSIONS as KNOWN_VERSIONS
 from mcpbind.schema import load
 from mcpbind.schema import v2025_11_25 as types
+from mcpbind.versions import HANDLER_VERSION, SUPPORTED_VERSIONS
 from mcpbind.wire import (
     Codec,
     ErrorResponse,
@@ -56,9 +57,8 @@ __all__ = [
 
 Role = Literal["client", "server"]
 
-CANONICAL_VERSION: Final = "2025-11-25"
-# Newest first: a server that cannot give a client the version it asked for offers the first.
-SUPPORTED_VERSIONS: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+# The handler-facing version, and the versions spoken (newest first), as mcpbind.versions says.
+CANONICAL_VERSION: Final = HANDLER_VERSION
 
 methods = types.methods
 

@@ -47,6 +47,7 @@ from mcpbind.media import Media
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.session import RequestContext
 from mcpbind.unions import ResolvedUnion
+from mcpbind.versions import TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS
 
 __all__ = ["FunctionTool"]
 
@@ -63,7 +64,7 @@ _CONTENT = (
 _UNSTRUCTURED = (str, type(None), types.CallToolResult, Media, *_CONTENT)
 _SEQUENCES = (list, tuple, Sequence)
 # Versions whose clients expect bad tool arguments as a JSON-RPC error rather than a result.
-_PROTOCOL_ERROR_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18"})
+_PROTOCOL_ERROR_VERSIONS = TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS
 
 
 def _json_schema(tp: Any) -> dict[str, Any]:

@@ -126,6 +126,7 @@ from mcpbind.server import Server
 from mcpbind.session import RequestContext, Session, Spawn
 from mcpbind.stepping import resume
 from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
+from mcpbind.versions import POLLING_SINCE, STREAMABLE_HTTP_ASSUMED_VERSION
 from mcpbind.wire import Codec, RequestId, salvage_id
 
 __all__ = [
@@ -148,9 +149,9 @@ DEFAULT_ALLOWED_ORIGINS: Final = tuple(
     f"{scheme}://{host}:*" for scheme in ("http", "https") for host in ("127.0.0.1", "localhost", "[::1]")
 )
 # What a request without MCP-Protocol-Version is taken to speak (the specification's rule).
-ASSUMED_VERSION: Final = "2025-03-26"
+ASSUMED_VERSION: Final = STREAMABLE_HTTP_ASSUMED_VERSION
 # From this version on, streams start with a priming event and may be closed early (polling).
-POLLING_VERSION: Final = "2025-11-25"
+POLLING_VERSION: Final = POLLING_SINCE
 # A JSON-RPC code of the implementation-defined range, as other SDKs answer an unknown session.
 SESSION_NOT_FOUND: Final = -32001
 # How many completed POST streams of a session stay replayable (see HttpSessionTransport.finished).

@@ -1,0 +1,38 @@
+"""The protocol versions this runtime speaks, and what differs between them.
+
+This is the one runtime module that names a version: every other module works on the version
+its connection or request negotiated, and asks here what that version means. A version is its
+date string (``"2025-11-25"``); dates of the same form compare in time order as strings.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "HANDLER_VERSION",
+    "POLLING_SINCE",
+    "STREAMABLE_HTTP_ASSUMED_VERSION",
+    "SUPPORTED_VERSIONS",
+    "TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS",
+]
+
+# The version whose types handlers see, whatever was negotiated: the newest with an
+# ``initialize`` handshake, a superset of the older ones. ``mcpbind.types`` is this version's
+# package (its import is static, for type checkers: change both together).
+HANDLER_VERSION: Final = "2025-11-25"
+
+# Newest first: a server that cannot give a client the version it asked for offers the first.
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+
+# Streamable HTTP: what a request without an ``MCP-Protocol-Version`` header is taken to speak
+# (the specification's rule).
+STREAMABLE_HTTP_ASSUMED_VERSION: Final = "2025-03-26"
+
+# Streamable HTTP: from this version on, SSE streams start with a priming event and the server
+# may close them early for the client to poll (reconnect with ``Last-Event-ID``).
+POLLING_SINCE: Final = "2025-11-25"
+
+# Versions whose clients expect arguments a tool refuses as a JSON-RPC error (-32602) rather
+# than as an ``isError`` result.
+TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18"})
