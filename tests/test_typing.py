@@ -225,10 +225,10 @@ def test_mypy_accepts_every_handler_protocol_a_server_runs(
 ) -> None:
     """add_handlers' type lists the generated protocols by hand: it must take each one whose
     method reaches a server's handlers, and none that the session answers itself."""
-    from mcpbind.server import _role_protocols
+    from mcpbind.handler_objects import role_protocols
     from mcpbind.session import HANDLED_BY_SESSION
 
-    parts = {protocol.__name__: method for method, protocol in _role_protocols()[0].values()}
+    parts = {protocol.__name__: method for method, protocol in role_protocols()[0].values()}
     assert "HandlesToolsCall" in parts and "HandlesPing" in parts
     lines = [
         "from mcpbind.schema.v2025_11_25 import stubs",

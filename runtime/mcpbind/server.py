@@ -2,51 +2,28 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
-import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import anyio.lowlevel
 
+from mcpbind.broadcast import Broadcasts
 from mcpbind.connection import FULL_DELIVERY, SUPPORTED_VERSIONS, Connection, Delivery
 from mcpbind.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
-from mcpbind.methods import NotificationSpec, RequestSpec, ToServer
+from mcpbind.handler_objects import handlers_of
+from mcpbind.methods import RequestSpec, ToServer
 from mcpbind.pagination import paginate
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import HANDLED_BY_SESSION, HandlerRegistry, RequestContext, Session, Spawn
+from mcpbind.session import HandlerRegistry, RequestContext, Session, Spawn
 from mcpbind.transport import Transport
 
 if TYPE_CHECKING:
+    from mcpbind.handler_objects import HandlerObject
     from mcpbind.http.server import StreamableHTTPApp
     from mcpbind.prompts import FunctionPrompt
     from mcpbind.resources import FunctionResource, FunctionResourceTemplate
     from mcpbind.tools import FunctionTool
-
-    stubs = types.stubs
-    # What add_handlers accepts: an object that implements one or more of the protocols of the
-    # methods a server's handlers receive (those the session does not answer itself).
-    _HandlerObject: TypeAlias = (
-        stubs.HandlesCompletionComplete[RequestContext]
-        | stubs.HandlesLoggingSetLevel[RequestContext]
-        | stubs.HandlesPromptsGet[RequestContext]
-        | stubs.HandlesPromptsList[RequestContext]
-        | stubs.HandlesResourcesList[RequestContext]
-        | stubs.HandlesResourcesRead[RequestContext]
-        | stubs.HandlesResourcesSubscribe[RequestContext]
-        | stubs.HandlesResourcesTemplatesList[RequestContext]
-        | stubs.HandlesResourcesUnsubscribe[RequestContext]
-        | stubs.HandlesNotificationsRootsListChanged[RequestContext]
-        | stubs.HandlesTasksCancel[RequestContext]
-        | stubs.HandlesTasksGet[RequestContext]
-        | stubs.HandlesTasksList[RequestContext]
-        | stubs.HandlesTasksResult[RequestContext]
-        | stubs.HandlesNotificationsTasksStatus[RequestContext]
-        | stubs.HandlesToolsCall[RequestContext]
-        | stubs.HandlesToolsList[RequestContext]
-    )
 
 __all__ = ["Server"]
 
@@ -147,8 +124,11 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self.resources: dict[str, FunctionResource] = {}
         self.resource_templates: list[FunctionResourceTemplate] = []
         self.prompts: dict[str, FunctionPrompt] = {}
-        self._subscriptions: dict[Session, set[str]] = {}
-        self._sessions: set[Session] = set()
+        self._broadcasts = Broadcasts(self._check_uri)
+        # The broadcasts' own set and dict (never replaced): the sessions served, each one's
+        # subscribed URIs.
+        self._sessions = self._broadcasts.sessions
+        self._subscriptions = self._broadcasts.subscriptions
         self.request_handlers[methods.LOGGING_SET_LEVEL.method] = self._set_level
         self.info = types.Implementation(
             name=name,
@@ -218,7 +198,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             )
             self.tools[made.name] = made
             self._tool_definitions = None
-            self._changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
+            self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
             return fn
 
         return register
@@ -284,10 +264,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
                 ]
             else:
                 self.resources[uri] = FunctionResource(fn, uri=uri, **options)
-            self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
+            self._broadcasts.changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
             # Subscriptions may be handled by hand (with on()), registered before or after.
-            self.request_handlers.setdefault(methods.RESOURCES_SUBSCRIBE.method, self._subscribe)
-            self.request_handlers.setdefault(methods.RESOURCES_UNSUBSCRIBE.method, self._unsubscribe)
+            self.request_handlers.setdefault(methods.RESOURCES_SUBSCRIBE.method, self._broadcasts.subscribe)
+            self.request_handlers.setdefault(
+                methods.RESOURCES_UNSUBSCRIBE.method, self._broadcasts.unsubscribe
+            )
             return fn
 
         return register
@@ -318,7 +300,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
                 icons=list(icons) if icons is not None else None,
             )
             self.prompts[made.name] = made
-            self._changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
+            self._broadcasts.changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
             return fn
 
         return register
@@ -355,29 +337,6 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             if variables is not None:
                 return types.ReadResourceResult(contents=await template.read(uri, variables, ctx))
         raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
-
-    async def _subscribe(self, params: types.SubscribeRequestParams, ctx: RequestContext) -> types.Result:
-        _require_subscribe(ctx)
-        self._check_uri(params.uri)
-        self._subscriptions.setdefault(ctx.session, set()).add(params.uri)
-        return types.Result()
-
-    async def _unsubscribe(self, params: types.UnsubscribeRequestParams, ctx: RequestContext) -> types.Result:
-        _require_subscribe(ctx)
-        self._subscriptions.get(ctx.session, set()).discard(params.uri)
-        return types.Result()
-
-    async def resource_updated(self, uri: str) -> None:
-        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``,
-        waiting for none of them (see the class's docstring)."""
-        params = types.ResourceUpdatedNotificationParams(uri=uri)
-        sent = True
-        for session, uris in list(self._subscriptions.items()):
-            if uri in uris and not session.closed:
-                data = session.connection.notification(methods.NOTIFICATIONS_RESOURCES_UPDATED, params)
-                sent &= await session.deliver(data)
-        if not sent:
-            await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
 
     async def _list_prompts(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
@@ -437,13 +396,18 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         """Tell every connected client that the tool list changed (for changes made otherwise
         than by adding or removing a tool, which tells them by itself), waiting for none of
         them (see the class's docstring). ``prompts_changed`` and ``resources_changed`` too."""
-        await self._broadcast(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
+        await self._broadcasts.broadcast(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
     async def prompts_changed(self) -> None:
-        await self._broadcast(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
+        await self._broadcasts.broadcast(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
 
     async def resources_changed(self) -> None:
-        await self._broadcast(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
+        await self._broadcasts.broadcast(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
+
+    async def resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``,
+        waiting for none of them (see the class's docstring)."""
+        await self._broadcasts.resource_updated(uri)
 
     def remove_tool(self, name: str) -> None:
         """Remove a tool; connected clients are told. ``KeyError`` if there is none.
@@ -454,12 +418,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         """
         del self.tools[name]
         self._tool_definitions = None
-        self._changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
+        self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told. ``KeyError`` if there is none."""
         del self.prompts[name]
-        self._changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
+        self._broadcasts.changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
 
     def remove_resource(self, uri: str) -> None:
         """Remove the resource at ``uri``; connected clients are told. ``KeyError`` if there is none.
@@ -467,7 +431,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         Subscriptions to ``uri`` stay: a resource added again at the same URI is still watched.
         """
         del self.resources[uri]
-        self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
+        self._broadcasts.changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     def remove_resource_template(self, uri_template: str) -> None:
         """Remove the resource template registered as ``uri_template``; connected clients are
@@ -476,22 +440,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         if len(kept) == len(self.resource_templates):
             raise KeyError(uri_template)
         self.resource_templates = kept
-        self._changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
-
-    def _changed_soon(self, spec: NotificationSpec[Any, Any]) -> None:
-        params = types.NotificationParams()
-        for session in list(self._sessions):
-            if not session.closed and session.is_ready:
-                session.send_soon(session.connection.notification(spec, params))
-
-    async def _broadcast(self, spec: NotificationSpec[Any, Any]) -> None:
-        params = types.NotificationParams()
-        sent = True
-        for session in list(self._sessions):
-            if not session.closed:
-                sent &= await session.deliver(session.connection.notification(spec, params))
-        if not sent:
-            await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
+        self._broadcasts.changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     # -- registration ---------------------------------------------------------------------
 
@@ -555,7 +504,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
 
         return register
 
-    def add_handlers(self, handlers: _HandlerObject) -> None:
+    def add_handlers(self, handlers: HandlerObject) -> None:
         """Register every ``on_<method>`` of ``handlers``, whose class subclasses the protocols
         (``mcpbind.schema.v2025_11_25.stubs``) of the handlers it implements::
 
@@ -581,7 +530,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         for a method the decorators answer, as for :meth:`on`. Nothing is registered unless
         every one passes.
         """
-        found = _handlers_of(handlers)
+        found = handlers_of(handlers)
         if not found:
             raise ValueError(f"{type(handlers).__name__} has no on_<method> handlers")
         for method in found:
@@ -687,26 +636,24 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         session = self.session(transport, connection)
         session.start_inline(spawn)
         if register:
-            self._sessions.add(session)
+            self._broadcasts.add(session)
         return session
 
     async def end_session(self, session: Session) -> None:
         """End a session made by :meth:`inline_session`: its handlers are cancelled, its
         transport closed, and the server forgets it."""
-        self._sessions.discard(session)
-        self._subscriptions.pop(session, None)
+        self._broadcasts.forget(session)
         await session.end()
 
     async def run(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes the connection and the requests it
         sent before are answered (within ``shutdown_grace_period``)."""
         async with self.session(transport) as session:
-            self._sessions.add(session)
+            self._broadcasts.add(session)
             try:
                 await session.wait_closed()
             finally:
-                self._sessions.discard(session)
-                self._subscriptions.pop(session, None)
+                self._broadcasts.forget(session)
 
     async def run_stdio(self, *, max_message_size: int | None = None) -> None:
         """Serve one client over this process's stdin and stdout, until stdin closes."""
@@ -739,89 +686,3 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     ) -> None:
         """Blocking :meth:`run_http`, for a script's ``main``."""
         anyio.run(functools.partial(self.run_http, host, port, **options), backend=backend)
-
-
-def _require_subscribe(ctx: RequestContext) -> None:
-    """``resources/subscribe`` and ``unsubscribe`` exist only where ``resources.subscribe`` is
-    declared (not where no update could reach the client: see :class:`Delivery`)."""
-    resources = getattr(ctx.session.connection.capabilities, "resources", types.UNSET)
-    if getattr(resources, "subscribe", types.UNSET) is not True:
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
-
-
-@functools.cache
-def _role_protocols() -> tuple[dict[str, tuple[str, type]], dict[str, str]]:
-    """``on_<method>`` name -> (method, protocol) for what a server receives, and name -> method
-    for what only a client receives, from the generated protocols and their ``HANDLER_METHODS``."""
-    stubs = types.stubs
-
-    def handlers(role: type) -> dict[str, tuple[str, type]]:
-        found: dict[str, tuple[str, type]] = {}
-        for protocol in role.__mro__[1:]:
-            for name, member in vars(protocol).items():
-                if name.startswith("on_") and inspect.iscoroutinefunction(member):
-                    found[name] = (stubs.HANDLER_METHODS[name], protocol)
-        return found
-
-    server = handlers(stubs.ServerHandlers)
-    client = {
-        name: method for name, (method, _) in handlers(stubs.ClientHandlers).items() if name not in server
-    }
-    return server, client
-
-
-def _handlers_of(handlers: object) -> dict[str, Callable[..., Any]]:
-    """method -> handler for each ``on_<method>`` of ``handlers``; ``TypeError`` naming the
-    first that cannot be registered (see :meth:`Server.add_handlers`)."""
-    server, client = _role_protocols()
-    cls = type(handlers)
-    found: dict[str, Callable[..., Any]] = {}
-    for name in sorted(dir(handlers)):
-        if not name.startswith("on_"):
-            continue
-        if _declared_by_stub(handlers, name):
-            continue  # a protocol's own declaration, inherited and not implemented: not a handler
-        where = f"{cls.__name__}.{name}"
-        if name not in server:
-            if name in client:
-                raise TypeError(
-                    f"{where}: {client[name]} is sent by servers to clients; a server never receives it"
-                )
-            close = difflib.get_close_matches(name, server, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise TypeError(f"{where} names no method a server receives{hint}")
-        method, protocol = server[name]
-        if method in HANDLED_BY_SESSION:
-            raise TypeError(
-                f"{where}: {method} is answered by the session itself; this handler would never run"
-            )
-        if protocol not in cls.__mro__:
-            raise TypeError(
-                f"{where} handles {method}, but {cls.__name__} does not subclass {protocol.__name__}, so its"
-                f" signature is not type-checked: derive it from {protocol.__module__}.{protocol.__name__}"
-                "[RequestContext]"
-            )
-        handler = getattr(handlers, name)
-        if not (
-            inspect.iscoroutinefunction(handler)
-            or (callable(handler) and inspect.iscoroutinefunction(type(handler).__call__))
-        ):
-            raise TypeError(f"{where} must be an async method (async def), as {protocol.__name__} says")
-        try:
-            inspect.signature(handler).bind(None, None)
-        except TypeError:
-            raise TypeError(f"{where} must accept (params, ctx), as {protocol.__name__} says") from None
-        except ValueError:
-            pass  # no signature to inspect (a builtin): it is called as it is
-        found[method] = handler
-    return found
-
-
-def _declared_by_stub(handlers: object, name: str) -> bool:
-    """Whether ``handlers.<name>`` is the generated protocol's own declaration (not implemented)."""
-    if name in getattr(handlers, "__dict__", {}):
-        return False
-    for klass in type(handlers).__mro__:
-        if name in vars(klass):
-            return klass.__module__.startswith("mcpbind.schema.")
-    return False
