@@ -22,8 +22,8 @@ from contextlib import contextmanager
 import anyio
 import anyio.from_thread
 
+from mcpbind.context import LOG_LEVELS, RequestContext, sends_logs
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import LOG_LEVELS, RequestContext, sends_logs
 
 __all__ = ["McpLogHandler", "forward_logging", "mcp_level"]
 

@@ -12,7 +12,6 @@ session's own). anyio only, so the same code runs on asyncio and on trio.
 from __future__ import annotations
 
 import contextvars
-import heapq
 import logging
 import math
 import sys
@@ -20,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from types import CoroutineType, TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -41,6 +40,9 @@ from mcpbind.connection import (
     SessionReady,
     UnmatchedResponse,
 )
+from mcpbind.context import LOG_LEVELS as LOG_LEVELS
+from mcpbind.context import ClientContext, RequestContext, ServerContext, require_logging, sends_logs
+from mcpbind.deadlines import Deadlines, Waiter
 from mcpbind.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -50,7 +52,8 @@ from mcpbind.errors import (
     McpError,
 )
 from mcpbind.exception_groups import only_error
-from mcpbind.methods import NotificationSpec, RequestSpec, ToClient, ToServer
+from mcpbind.handlers import HANDLED_BY_SESSION, HandlerRegistry, NotificationHandler, RequestHandler
+from mcpbind.methods import NotificationSpec, RequestSpec
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.stepping import awaited, resume
 from mcpbind.transport import MessageTooLarge, Transport
@@ -79,193 +82,10 @@ methods = types.methods
 
 P = TypeVar("P")
 R = TypeVar("R")
-# What the handlers of a registry receive (ToServer for a server), and the context they get.
-ReceivesT = TypeVar("ReceivesT")
-ContextT = TypeVar("ContextT")
-if TYPE_CHECKING:
-    # A default (PEP 696) keeps a bare ``RequestContext`` meaning a server's context.
-    from typing_extensions import TypeVar as _DefaultingTypeVar
-
-    SendsT = _DefaultingTypeVar("SendsT", contravariant=True, default=ToClient)
-else:
-    SendsT = TypeVar("SendsT", contravariant=True)
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 # Starts ``fn(*args)`` in a task of its own (a task group's ``start_soon``).
 Spawn = Callable[..., object]
-
-
-class RequestContext(Generic[SendsT]):
-    """What a handler knows about the message it handles and can do while it runs.
-
-    ``request_id`` is ``None`` in a notification's handler.
-
-    The type parameter says, for the type checker only, what this side may send
-    (:mod:`mcpbind.methods`): a bare ``RequestContext`` is a server's
-    (``RequestContext[ToClient]``, also named :data:`ServerContext`), whose :meth:`request`
-    takes ``roots/list`` but not ``tools/call``; a client's handlers may take a
-    :data:`ClientContext` (``RequestContext[ToServer]``) to have their sends checked the
-    other way round.
-    """
-
-    __slots__ = ("_progress_token", "method", "request_id", "session")
-
-    def __init__(
-        self, session: Session, request_id: RequestId | None, method: str, progress_token: str | int | None
-    ) -> None:
-        self.session = session
-        self.request_id = request_id
-        self.method = method
-        self._progress_token = progress_token
-
-    @property
-    def protocol_version(self) -> str:
-        version = self.session.connection.protocol_version
-        assert version is not None
-        return version
-
-    @property
-    def peer_capabilities(self) -> Any:
-        """The client's capabilities (in a server's handler), or the server's (in a client's)."""
-        return self.session.connection.peer.capabilities
-
-    @property
-    def peer_info(self) -> types.Implementation | None:
-        return self.session.connection.peer.info
-
-    @property
-    def progress_token(self) -> str | int | None:
-        return self._progress_token
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send ``notifications/progress`` if the caller asked for progress; else do nothing."""
-        if self._progress_token is None:
-            return
-        params = types.ProgressNotificationParams(
-            progress_token=self._progress_token,
-            progress=progress,
-            total=UNSET if total is None else total,
-            message=UNSET if message is None else message,
-        )
-        await self.session.notify(methods.NOTIFICATIONS_PROGRESS, params, related=self.request_id)
-
-    async def request(self, spec: RequestSpec[P, R, SendsT], params: P, *, timeout: float | None = None) -> R:
-        """Send a request to the peer (sampling, elicitation, roots from a server's handler)."""
-        return await self.session.request(spec, params, timeout=timeout, related=self.request_id)
-
-    async def create_message(
-        self: RequestContext[ToClient], params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.CreateTaskResult:
-        """``sampling/createMessage``: needs the client's ``sampling`` capability."""
-        return await self.session.request(methods.SAMPLING_CREATE_MESSAGE, params, related=self.request_id)
-
-    async def elicit(
-        self: RequestContext[ToClient], params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
-    ) -> types.ElicitResult | types.CreateTaskResult:
-        """``elicitation/create``: needs the client's ``elicitation`` capability."""
-        return await self.session.request(methods.ELICITATION_CREATE, params, related=self.request_id)
-
-    async def list_roots(self: RequestContext[ToClient]) -> types.ListRootsResult:
-        """``roots/list``: needs the client's ``roots`` capability."""
-        return await self.session.request(methods.ROOTS_LIST, types.RequestParams(), related=self.request_id)
-
-    async def notify(self, spec: NotificationSpec[P, SendsT], params: P) -> None:
-        """Send any notification this side may send (tied to this request, where there is one)."""
-        await self.session.notify(spec, params, related=self.request_id)
-
-    async def send_tool_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
-
-    async def send_prompt_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, types.NotificationParams())
-
-    async def send_resource_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED, types.NotificationParams())
-
-    async def send_resource_updated(self, uri: str) -> None:
-        await self.session.notify(
-            methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
-        )
-
-    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
-        """``notifications/message`` with ``data`` (any JSON value) at ``level``, one of the
-        specification's syslog severities (``"debug"``, ``"info"``, ``"notice"``, ``"warning"``,
-        ``"error"``, ``"critical"``, ``"alert"``, ``"emergency"``; ``ValueError`` otherwise),
-        from ``logger`` if given. Sent only if ``level`` passes the level the client set with
-        ``logging/setLevel`` (everything passes until it sets one). ``McpError`` if this server
-        did not declare the ``logging`` capability (``Server(..., logging=True)``); nothing
-        is sent where no log message can reach the client (see :func:`sends_logs`)."""
-        if not sends_logs(self.session):
-            return
-        if _log_rank(level) < LOG_LEVELS.index(self.session.log_level):
-            return
-        params = types.LoggingMessageNotificationParams(
-            level=level, data=data, logger=UNSET if logger is None else logger
-        )
-        await self.session.notify(methods.NOTIFICATIONS_MESSAGE, params, related=self.request_id)
-
-
-# The context of a server's handlers (what a bare ``RequestContext`` means) and of a client's.
-ServerContext: TypeAlias = RequestContext[ToClient]
-ClientContext: TypeAlias = RequestContext[ToServer]
-
-
-def sends_logs(session: Session) -> bool:
-    """Whether log messages go out on ``session``: ``False`` where its transport can carry none
-    (Streamable HTTP answering requests with JSON and without a GET stream, or stateless with
-    JSON: ``logging`` is then not declared, and log messages are dropped, as progress is);
-    otherwise ``True``, or :class:`McpError` as :func:`require_logging` says."""
-    if not session.connection.delivery.related:
-        return False
-    require_logging(session)
-    return True
-
-
-def _log_rank(level: str) -> int:
-    try:
-        return LOG_LEVELS.index(level)
-    except ValueError:
-        raise ValueError(f"unknown logging level {level!r}: one of {', '.join(LOG_LEVELS)}") from None
-
-
-def require_logging(session: Session) -> None:
-    """Raise :class:`McpError` unless ``session`` is a server's that declared ``logging``: the
-    specification lets only such a server send log messages."""
-    if getattr(session.connection.capabilities, "logging", UNSET) is UNSET:
-        raise McpError(
-            INVALID_REQUEST,
-            "This server did not declare the 'logging' capability, so it may not send log messages "
-            "(declare it with Server(..., logging=True))",
-        )
-
-
-# The syslog severities of MCP logging, least severe first.
-LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-
-# The methods the session (its connection) answers or acts on itself: no handler of them runs.
-HANDLED_BY_SESSION: frozenset[str] = frozenset(
-    {
-        "initialize",
-        "ping",
-        "notifications/initialized",
-        "notifications/cancelled",
-        "notifications/progress",
-    }
-)
-
-RequestHandler = Callable[[Any, RequestContext[Any]], Awaitable[Any]]
-NotificationHandler = Callable[[Any, RequestContext[Any]], Awaitable[None]]
 
 
 async def _call_progress(
@@ -275,63 +95,6 @@ async def _call_progress(
         await callback(progress, total, message)
     except Exception:
         log.exception("progress callback failed")
-
-
-class HandlerRegistry(Generic[ReceivesT, ContextT]):
-    """The handlers one side registers: :class:`~mcpbind.server.Server` and
-    :class:`~mcpbind.client.Client` both are one. ``role`` says which side, so that only
-    what the peer may send can be handled; the type parameters say it to the type checker
-    (what the side receives, :class:`~mcpbind.methods.ToServer` for a server, and the context
-    its handlers get)."""
-
-    def __init__(self, role: Literal["client", "server"]) -> None:
-        self.role = role
-        self.request_handlers: dict[str, RequestHandler] = {}
-        self.notification_handlers: dict[str, NotificationHandler] = {}
-
-    def _peer_sends(self, direction: Any) -> bool:
-        return bool(direction.sent_by_client() if self.role == "server" else direction.sent_by_server())
-
-    def on(
-        self, spec: RequestSpec[P, R, ReceivesT]
-    ) -> Callable[[Callable[[P, ContextT], Awaitable[R]]], Callable[[P, ContextT], Awaitable[R]]]:
-        """Decorator: handle the request ``spec``, one the peer sends; mypy checks the handler's
-        params and result types against the method's, and that the peer sends it. ``ValueError``
-        for a method this side does not receive, or one the session answers itself
-        (:data:`HANDLED_BY_SESSION`)."""
-        if not self._peer_sends(spec.direction) or spec.embedded:
-            raise ValueError(f"a {self.role} does not receive {spec.method}")
-        _refuse_handled_by_session(spec.method)
-
-        def register(
-            handler: Callable[[P, ContextT], Awaitable[R]],
-        ) -> Callable[[P, ContextT], Awaitable[R]]:
-            self.request_handlers[spec.method] = cast(RequestHandler, handler)
-            return handler
-
-        return register
-
-    def on_notification(
-        self, spec: NotificationSpec[P, ReceivesT]
-    ) -> Callable[[Callable[[P, ContextT], Awaitable[None]]], Callable[[P, ContextT], Awaitable[None]]]:
-        """Decorator: handle the notification ``spec``, one the peer sends (``ValueError`` as
-        for :meth:`on`)."""
-        if not self._peer_sends(spec.direction):
-            raise ValueError(f"a {self.role} does not receive {spec.method}")
-        _refuse_handled_by_session(spec.method)
-
-        def register(
-            handler: Callable[[P, ContextT], Awaitable[None]],
-        ) -> Callable[[P, ContextT], Awaitable[None]]:
-            self.notification_handlers[spec.method] = cast(NotificationHandler, handler)
-            return handler
-
-        return register
-
-
-def _refuse_handled_by_session(method: str) -> None:
-    if method in HANDLED_BY_SESSION:
-        raise ValueError(f"{method} is answered by the session itself: a handler for it would never run")
 
 
 class _Lead:
@@ -359,67 +122,6 @@ class _Lead:
 
 # A request given a place to run: its handler, itself, and the scope it waited in (if it did).
 _Job = tuple[RequestHandler, RequestReceived, "anyio.CancelScope | None"]
-
-
-class _Waiter(Generic[R]):
-    __slots__ = ("error", "event", "finished", "progress", "result", "timed_out")
-
-    def __init__(self, progress: ProgressCallback | None, event: anyio.Event) -> None:
-        self.event = event
-        self.result: R | None = None
-        self.error: McpError | None = None
-        self.progress = progress
-        self.timed_out = False
-        self.finished = False  # the request returned or raised: its deadline no longer matters
-
-
-class _Deadlines:
-    """The deadlines of requests sent and waiting for their answers, kept by one task of the
-    session instead of a timer per request (a cancel scope with a deadline costs a quarter of
-    a quick request on the client side). When one passes, its waiter is marked as timed out
-    and woken. Entries of finished requests are dropped when they come first, or all at once
-    when they outnumber the waiting ones, so memory stays bounded by the requests in flight.
-    Deadlines are on ``time.monotonic()`` (the event loop's clock costs more to read), and the
-    task sleeps for the time left."""
-
-    __slots__ = ("heap", "next_at", "seq", "stopped", "wake")
-
-    def __init__(self) -> None:
-        self.heap: list[tuple[float, int, _Waiter[Any]]] = []
-        self.seq = 0
-        self.next_at = math.inf  # when the task wakes up next
-        self.wake: anyio.Event | None = None
-        self.stopped = False
-
-    def stop(self) -> None:
-        """No request waits any more (the input ended): the task ends."""
-        self.stopped = True
-        if self.wake is not None:
-            self.wake.set()
-
-    def add(self, deadline: float, waiter: _Waiter[Any], waiting: int) -> None:
-        heap = self.heap
-        if len(heap) >= 64 and len(heap) > 2 * waiting:
-            heap[:] = [entry for entry in heap if not entry[2].finished]
-            heapq.heapify(heap)
-        self.seq += 1
-        heapq.heappush(heap, (deadline, self.seq, waiter))
-        if deadline < self.next_at and self.wake is not None:
-            self.wake.set()
-
-    async def run(self, session: Session) -> None:
-        heap = self.heap
-        while not self.stopped:
-            now = time.monotonic()
-            while heap and (heap[0][0] <= now or heap[0][2].finished):
-                waiter = heapq.heappop(heap)[2]
-                if not waiter.finished and not waiter.event.is_set():
-                    waiter.timed_out = True
-                    waiter.event.set()
-            self.next_at = heap[0][0] if heap else math.inf
-            self.wake = wake = session._new_event()
-            with anyio.move_on_after(self.next_at - now):
-                await wake.wait()
 
 
 async def _run_in(context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any) -> R:
@@ -568,8 +270,8 @@ class Session:
         self._input_done: anyio.Event | None = None
         # Streams, events and task groups are made when first needed: an idle inline session
         # has none (an asyncio Event alone costs more than a kilobyte).
-        self._waiters: dict[RequestId, _Waiter[Any]] = {}
-        self._progress: dict[str | int, _Waiter[Any]] | None = None
+        self._waiters: dict[RequestId, Waiter[Any]] = {}
+        self._progress: dict[str | int, Waiter[Any]] | None = None
         self._handlers: dict[RequestId, anyio.CancelScope] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
         # Handlers, notification tasks and the reader run here, apart from the code inside
@@ -582,7 +284,7 @@ class Session:
         self._spawn: Spawn | None = None
         self._scope_type: type[anyio.CancelScope] | None = None
         self._event_type: type[anyio.Event] | None = None
-        self._deadlines: _Deadlines | None = None
+        self._deadlines: Deadlines | None = None
         # ``_closed``: no more traffic; ``_ended``: and nothing of the session runs any more
         # (``_finished`` is set then, if someone waits).
         self._closed = False
@@ -1243,7 +945,7 @@ class Session:
         sends ``notifications/cancelled`` to the peer."""
         if self._closed:
             raise McpError(CONNECTION_CLOSED, _SESSION_CLOSED)
-        waiter: _Waiter[R] = _Waiter(progress, self._new_event())
+        waiter: Waiter[R] = Waiter(progress, self._new_event())
         ident, data = self.connection.start_request(
             spec, params, progress=progress is not None, related=related is not None
         )
@@ -1260,8 +962,10 @@ class Session:
                 if limit is not None:
                     deadlines = self._deadlines
                     if deadlines is None:
-                        deadlines = self._deadlines = _Deadlines()
-                        self._workers.start_soon(deadlines.run, self, name="mcpbind request deadlines")
+                        deadlines = self._deadlines = Deadlines()
+                        self._workers.start_soon(
+                            deadlines.run, self._new_event, name="mcpbind request deadlines"
+                        )
                     deadlines.add(time.monotonic() + limit, waiter, len(self._waiters))
                 await waiter.event.wait()
             else:
