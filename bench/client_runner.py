@@ -5,7 +5,7 @@ this checkout, the official SDK and FastMCP in their venvs), so it imports the s
 anyio (which all three bring) and the one SDK named on its command line, nothing of this
 repository. The client starts the server itself, through its SDK's own stdio client:
 
-* ``mcpbind-asyncio`` / ``mcpbind-trio``: ``mcpbind.client.Client().connect_stdio(...)`` and the
+* ``mcpbind-asyncio`` / ``mcpbind-trio``: ``mcpbind.client.client.Client().connect_stdio(...)`` and the
   typed ``ClientSession.call_tool``;
 * ``official``: the official SDK's ``stdio_client(StdioServerParameters(...))`` and
   ``ClientSession(read, write)``: ``initialize()`` then ``call_tool`` (which lists the tools once,
@@ -62,7 +62,7 @@ def first_text(result: Any, sent: str) -> str:
 
 @asynccontextmanager
 async def mcpbind_client(command: str, args: list[str]) -> AsyncIterator[Call]:
-    from mcpbind.client import Client
+    from mcpbind.client.client import Client
 
     async with Client("bench-client", "0.1.0").connect_stdio(command, args) as session:
 

@@ -36,9 +36,9 @@ from mcp_types import CallToolRequestParams as PydCallToolRequestParams
 from mcp_types import CallToolResult as PydCallToolResult
 from mcp_types import JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
 
+from mcpbind.protocol.unions import decode
+from mcpbind.protocol.wire import Codec, Request, Response, TypedRequest
 from mcpbind.schema.v2025_06_18 import CallToolRequestParams, CallToolResult, methods
-from mcpbind.unions import decode
-from mcpbind.wire import Codec, Request, Response, TypedRequest
 
 VERSION = "2025-06-18"
 RoundTrip = Callable[[bytes], bytes]

@@ -1,7 +1,7 @@
 """Import time: a fresh interpreter running ``-c "import X"``, for each SDK in its own environment.
 
 Rows (``--modules`` picks some): the bare interpreter of each environment (``-c pass``), msgspec
-(what the raw floors import), ``mcpbind.server`` and ``mcpbind.client`` (this checkout),
+(what the raw floors import), ``mcpbind.server.server`` and ``mcpbind.client.client`` (this checkout),
 ``mcp.server``, ``mcp.server.mcpserver`` and ``mcp.client`` (the official SDK, its venv), and
 ``fastmcp`` (its venv). Each run is timed from spawn to exit (wall clock); the rows interleave
 so a slow moment of the machine is shared, after one untimed run each (which writes the bytecode
@@ -48,8 +48,8 @@ SPECS: dict[str, ImportSpec] = {
     for spec in (
         ImportSpec("bare", None, None),
         ImportSpec("msgspec", "msgspec", None),
-        ImportSpec("mcpbind.server", "mcpbind.server", None),
-        ImportSpec("mcpbind.client", "mcpbind.client", None),
+        ImportSpec("mcpbind.server.server", "mcpbind.server.server", None),
+        ImportSpec("mcpbind.client.client", "mcpbind.client.client", None),
         ImportSpec("official-bare", None, "official"),
         ImportSpec("mcp.server", "mcp.server", "official"),
         ImportSpec("mcp.server.mcpserver", "mcp.server.mcpserver", "official"),

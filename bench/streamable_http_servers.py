@@ -131,7 +131,7 @@ def raw_floor_app() -> ASGIApp:
 
 def mcpbind_app(mode: str) -> ASGIApp:
     from examples.echo_server import build
-    from mcpbind.http.server import StreamableHTTPApp
+    from mcpbind.transports.http.server import StreamableHTTPApp
 
     return StreamableHTTPApp(build(), path=PATH, json_response=mode != "sse", stateless=mode == "stateless")
 

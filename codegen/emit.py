@@ -175,8 +175,8 @@ def structs_module(pin: Pin, model: SchemaModel) -> str:
         "",
         "from msgspec import UNSET, UnsetType, field",
         "",
-        "from mcpbind.schema_struct import SchemaStruct",
-        "from mcpbind.unions import UnknownContent, resolved_union",
+        "from mcpbind.protocol.schema_struct import SchemaStruct",
+        "from mcpbind.protocol.unions import UnknownContent, resolved_union",
         "",
         "__all__ = [",
         *[f"    {n!r}," for n in _struct_exports(model)],
@@ -243,7 +243,7 @@ def _names_in(expr: str) -> set[str]:
     return set(re.findall(r"\b[A-Z][A-Za-z0-9]*\b", expr)) - {"Any", "Literal", "None"}
 
 
-# The type-level direction (``mcpbind.methods``) of each ``MethodDef.direction``.
+# The type-level direction (``mcpbind.protocol.methods``) of each ``MethodDef.direction``.
 DIRECTION_TYPES = {"CLIENT_TO_SERVER": "ToServer", "SERVER_TO_CLIENT": "ToClient", "BOTH": "Both"}
 
 
@@ -264,7 +264,7 @@ def methods_module(pin: Pin, model: SchemaModel) -> str:
         "from types import MappingProxyType",
         "from typing import Any, Final",
         "",
-        f"from mcpbind.methods import {', '.join(runtime_names)}",
+        f"from mcpbind.protocol.methods import {', '.join(runtime_names)}",
         "",
         "from .structs import (",
         *[f"    {n}," for n in imported],
@@ -399,8 +399,8 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
 
 # How to decode a version's types, in each version package's docstring (after its first sentence).
 PACKAGE_DECODING_NOTE = [
-    "Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass",
-    "``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``",
+    "Decode these types with ``mcpbind.protocol.unions.decode(data, Type)`` (or pass",
+    "``dec_hook=mcpbind.protocol.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``",
     "fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.",
 ]
 

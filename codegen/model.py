@@ -13,7 +13,7 @@ Policies (each one a decision about the wire, documented where it is made):
 * Unions: members that are all structs tagged on one field with distinct values decode natively.
   Such a union with a ``text`` member is a content-block union: for the type checker it also
   admits ``UnknownContent``. Any other union of structs is a *resolved* union (see
-  ``mcpbind.unions``). Unions of scalars and arrays decode natively.
+  ``mcpbind.protocol.unions``). Unions of scalars and arrays decode natively.
 * ``allOf`` is merged into one object; ``JSONValue`` (recursive) is ``Any``.
 
 Before any of this the schema is audited (``codegen.keywords``): a shape with no binding stops

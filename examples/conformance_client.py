@@ -25,9 +25,9 @@ from typing import Any
 
 import anyio
 
-from mcpbind.client import Client, ClientSession
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import RequestContext
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -103,7 +103,7 @@ SCENARIOS: dict[str, tuple[Scenario, Client]] = {
 
 async def run(scenario: str, url: str) -> str:
     """Play ``scenario`` against the server at ``url``; what happened, or ``ScenarioFailed``."""
-    from mcpbind.http.client import open_streamable_http
+    from mcpbind.transports.http.client import open_streamable_http
 
     play, client = SCENARIOS[scenario]
     async with open_streamable_http(url) as transport, client.connect(transport, timeout=30) as session:

@@ -7,7 +7,7 @@ Each tool, resource and prompt here is one that a scenario of
     python examples/conformance_server.py --port 8123        # Streamable HTTP at /mcp
     nox -s conformance                                        # starts it and runs the suite
 
-:func:`build_server` makes the :class:`~mcpbind.server.Server`, so the fixtures can be exercised in
+:func:`build_server` makes the :class:`~mcpbind.server.server.Server`, so the fixtures can be exercised in
 memory (``tests/test_conformance_examples.py``) as well as over HTTP.
 """
 
@@ -23,13 +23,13 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 
-from mcpbind.elicitation import elicit_form
-from mcpbind.errors import INVALID_PARAMS, McpError, ToolError
-from mcpbind.http.server import close_sse_stream, serve_http
-from mcpbind.media import Audio, Image
+from mcpbind.protocol.errors import INVALID_PARAMS, McpError, ToolError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.elicitation import elicit_form
+from mcpbind.server.media import Audio, Image
+from mcpbind.server.server import Server
+from mcpbind.transports.http.server import close_sse_stream, serve_http
 
 __all__ = ["JSON_SCHEMA_2020_12_TOOL", "build_server", "main"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 
 import mcpbind
-from mcpbind.client import Client
+from mcpbind.client.client import Client
 from mcpbind.schema import v2025_11_25 as types
 
 HERE = Path(__file__).resolve().parent

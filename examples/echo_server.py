@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.schema.v2025_11_25.stubs import HandlesToolsCall, HandlesToolsList
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
 
 ECHO_SCHEMA = {
     "type": "object",

@@ -19,11 +19,11 @@ from typing import Annotated
 import anyio
 import msgspec
 
-from mcpbind.media import Audio, Image
-from mcpbind.prompts import assistant_message, user_message
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.media import Audio, Image
+from mcpbind.server.prompts import assistant_message, user_message
+from mcpbind.server.server import Server
 
 server = Server(
     "mcpbind-everything",

@@ -11,10 +11,10 @@ from pathlib import Path
 import anyio
 
 import mcpbind
-from mcpbind.client import Client, ClientSession
-from mcpbind.memory import memory_pair
-from mcpbind.server import Server
-from mcpbind.wire import RequestId
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.wire import RequestId
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import memory_pair
 
 
 @asynccontextmanager

@@ -12,10 +12,10 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.http.server import StreamableHTTPApp, close_sse_stream
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.http.server import StreamableHTTPApp, close_sse_stream
 from tests.http_harness import ServerName, serve_asgi
 
 ACCEPT_BOTH = "application/json, text/event-stream"

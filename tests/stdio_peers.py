@@ -8,7 +8,7 @@ Modes:
 * ``chatty``: write 2 MB to stdout (blocking until it is read), then read stdin to its end and
   exit 0.
 * ``stubborn``: ignore SIGTERM, print ``ready``, then sleep without ever reading stdin.
-* ``server BACKEND MAX_SIZE``: an echo server on ``mcpbind.stdio.stdio_server_transport`` run by
+* ``server BACKEND MAX_SIZE``: an echo server on ``mcpbind.transports.stdio.stdio_server_transport`` run by
   ``anyio.run`` on BACKEND; answers ``TOO_LARGE`` for a line over MAX_SIZE and goes on. Exits 0
   at the end of stdin.
 """
@@ -50,8 +50,8 @@ def stubborn() -> None:
 def server(backend: str, max_message_size: int) -> None:
     import anyio
 
-    from mcpbind.stdio import stdio_server_transport
-    from mcpbind.transport import MessageTooLarge
+    from mcpbind.transports.base import MessageTooLarge
+    from mcpbind.transports.stdio import stdio_server_transport
 
     async def main() -> None:
         async with stdio_server_transport(max_message_size) as transport:

@@ -10,7 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind.client import Client
+from mcpbind.client.client import Client
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.schema.v2025_11_25.stubs import (
     HandlesCompletionComplete,
@@ -19,8 +20,7 @@ from mcpbind.schema.v2025_11_25.stubs import (
     HandlesToolsCall,
     HandlesToolsList,
 )
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
 from tests.harness import connected
 
 methods = types.methods

@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from mcpbind.client import Client, ClientSession
+from mcpbind.client.client import Client, ClientSession
 
 PUBLIC = sorted(name for name in vars(ClientSession) if not name.startswith("_"))
 

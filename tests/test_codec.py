@@ -8,12 +8,8 @@ import msgspec
 import pytest
 
 from codegen.pins import load_pins
-from mcpbind.schema import load
-from mcpbind.schema import v2025_06_18 as v0618
-from mcpbind.schema import v2025_11_25 as v1125
-from mcpbind.schema import v2026_07_28 as v0728
-from mcpbind.unions import UnknownContent, decode
-from mcpbind.wire import (
+from mcpbind.protocol.unions import UnknownContent, decode
+from mcpbind.protocol.wire import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -27,6 +23,10 @@ from mcpbind.wire import (
     TypedRequest,
     WireError,
 )
+from mcpbind.schema import load
+from mcpbind.schema import v2025_06_18 as v0618
+from mcpbind.schema import v2025_11_25 as v1125
+from mcpbind.schema import v2026_07_28 as v0728
 
 SERVER = Codec.for_version("2025-06-18", "server")
 CLIENT = Codec.for_version("2025-06-18", "client")
@@ -381,7 +381,7 @@ def test_parse_error_id_is_nullable_in_every_version() -> None:
 def test_plain_msgspec_says_how_to_decode_an_untagged_union() -> None:
     """msgspec cannot decode the schema's untagged unions without mcpbind's hook: its error
     names the union and the way to decode it, and both ways work."""
-    from mcpbind.unions import dec_hook
+    from mcpbind.protocol.unions import dec_hook
 
     EmbeddedResource, TextResourceContents = v1125.EmbeddedResource, v1125.TextResourceContents
     data = b'{"type":"resource","resource":{"uri":"file:///a","text":"hi"}}'
@@ -389,7 +389,7 @@ def test_plain_msgspec_says_how_to_decode_an_untagged_union() -> None:
         msgspec.json.decode(data, type=EmbeddedResource)
     assert str(plain.value) == (
         "Expected `TextResourceContentsOrBlobResourceContents (an untagged union: decode with"
-        " mcpbind.unions.decode, or pass dec_hook=mcpbind.unions.dec_hook)`, got `dict` - at `$.resource`"
+        " mcpbind.protocol.unions.decode, or pass dec_hook=mcpbind.protocol.unions.dec_hook)`, got `dict` - at `$.resource`"
     )
     expected = EmbeddedResource(resource=TextResourceContents(uri="file:///a", text="hi"))
     assert decode(data, EmbeddedResource) == expected

@@ -24,7 +24,7 @@ from codegen.pins import (
     local_schema,
     read_schema_bytes,
 )
-from mcpbind.methods import Direction
+from mcpbind.protocol.methods import Direction
 from mcpbind.schema import LATEST, VERSIONS, load
 
 PINS = load_pins()

@@ -22,8 +22,8 @@ import pytest
 from codegen.emit import structs_module
 from codegen.model import build_model
 from codegen.pins import Pin, load_pins, local_schema
+from mcpbind.protocol.unions import ResolvedUnion, decode
 from mcpbind.schema import load
-from mcpbind.unions import ResolvedUnion, decode
 
 PINS = load_pins()
 

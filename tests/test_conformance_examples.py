@@ -33,14 +33,14 @@ from examples.conformance_server import (
     ProfileWithDefaults,
     build_server,
 )
-from mcpbind.client import Client, ClientSession
-from mcpbind.elicitation import requested_schema
-from mcpbind.errors import McpError
-from mcpbind.http.client import open_streamable_http
-from mcpbind.http.server import StreamableHTTPApp
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.elicitation import requested_schema
+from mcpbind.server.server import Server
+from mcpbind.transports.http.client import open_streamable_http
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests.harness import connected
 from tests.http_harness import serve_asgi
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpbind.docstrings import Docstring, parse_docstring
+from mcpbind.server.docstrings import Docstring, parse_docstring
 
 
 def test_google_style() -> None:

@@ -7,12 +7,12 @@ from typing import Annotated, Any, Literal
 import msgspec
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.elicitation import elicit_form, requested_schema
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.client.client import Client
+from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.elicitation import elicit_form, requested_schema
+from mcpbind.server.server import Server
 from tests.harness import connected
 
 
@@ -83,8 +83,8 @@ async def test_elicit_a_form(answer: dict[str, Any], expected: str) -> None:
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
 def test_a_form_answer_may_hold_any_number(version: str) -> None:
     """A NumberSchema field may be answered with 95.5 (the schema's erratum); integers stay ints."""
+    from mcpbind.protocol.unions import decode
     from mcpbind.schema import load
-    from mcpbind.unions import decode
 
     structs = load(version).structs
     data = b'{"action":"accept","content":{"score":95.5,"count":88,"name":"x","ok":true}}'

@@ -10,18 +10,18 @@ from typing import Any, Literal
 import anyio
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.elicitation import notify_elicitation_complete
-from mcpbind.errors import (
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     URL_ELICITATION_REQUIRED,
     McpError,
     URLElicitationRequiredError,
 )
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.elicitation import notify_elicitation_complete
+from mcpbind.server.server import Server
 from tests.harness import connected, connected_recording
 from tests.http_harness import serve_asgi
 

@@ -11,8 +11,8 @@ from typing import Any
 import msgspec
 import pytest
 
+from mcpbind.protocol.unions import decode
 from mcpbind.schema import v2026_07_28
-from mcpbind.unions import decode
 
 PROJECT = Path(__file__).resolve().parents[1]
 EXAMPLES = PROJECT.parent / "shared" / "schema" / "2026-07-28" / "examples"

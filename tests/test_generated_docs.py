@@ -10,7 +10,7 @@ import itertools
 import msgspec
 import pytest
 
-import mcpbind.unions
+import mcpbind.protocol.unions
 from codegen.emit import spec_text
 from codegen.pins import PROJECT, load_pins
 from mcpbind.schema import VERSIONS, load
@@ -108,14 +108,17 @@ def test_the_package_docstring_says_how_to_decode(version: str) -> None:
     first, _, rest = doc.partition(". ")
     assert first == f"MCP {version}: the generated structs (re-exported here), ``methods`` and ``stubs``"
     assert rest.startswith(
-        "Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass "
-        "``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)`` "
+        "Decode these types with ``mcpbind.protocol.unions.decode(data, Type)`` (or pass "
+        "``dec_hook=mcpbind.protocol.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)`` "
         "fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``."
     )
     # What it says holds for this version.
     data = b'{"type": "resource", "resource": {"uri": "notes://a", "text": "x"}}'
     embedded = package.EmbeddedResource
-    assert mcpbind.unions.decode(data, embedded).resource.text == "x"
-    assert msgspec.json.decode(data, type=embedded, dec_hook=mcpbind.unions.dec_hook).resource.text == "x"
+    assert mcpbind.protocol.unions.decode(data, embedded).resource.text == "x"
+    assert (
+        msgspec.json.decode(data, type=embedded, dec_hook=mcpbind.protocol.unions.dec_hook).resource.text
+        == "x"
+    )
     with pytest.raises(msgspec.ValidationError, match=r"untagged union"):
         msgspec.json.decode(data, type=embedded)

@@ -21,14 +21,14 @@ import anyio
 import msgspec
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.errors import INTERNAL_ERROR, INVALID_PARAMS, PARSE_ERROR, McpError
-from mcpbind.memory import MemoryTransport, memory_pair
-from mcpbind.pagination import decode_cursor
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, PARSE_ERROR, McpError
+from mcpbind.protocol.wire import Codec, Request, Response, WireError, salvage_id
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
-from mcpbind.wire import Codec, Request, Response, WireError, salvage_id
+from mcpbind.server.pagination import decode_cursor
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import MemoryTransport, memory_pair
 
 methods = types.methods
 

@@ -12,12 +12,12 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
-from mcpbind.http.client import HTTPTransportError, StreamableHTTPTransport, open_streamable_http
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import RequestContext
-from mcpbind.transport import MessageTooLarge
+from mcpbind.transports.base import MessageTooLarge
+from mcpbind.transports.http.client import HTTPTransportError, StreamableHTTPTransport, open_streamable_http
 from tests.http_fake_server import (
     HOLD,
     FakeServer,

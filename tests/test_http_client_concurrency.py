@@ -12,17 +12,17 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.http.client import (
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.server.server import Server
+from mcpbind.transports.http.client import (
     CONTROL_CONNECTIONS,
     DEFAULT_MAX_REQUESTS_IN_FLIGHT,
     connection_limits,
     open_streamable_http,
 )
-from mcpbind.http.legacy import LegacySSEApp
-from mcpbind.http.server import StreamableHTTPApp
-from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
+from mcpbind.transports.http.legacy import LegacySSEApp
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests.http_fake_server import HOLD, FakeServer, Seen, Sse, Status, event
 from tests.http_harness import serve_asgi
 

@@ -1,4 +1,4 @@
-"""The client's SSE parser (mcpbind.http.client.SSEDecoder): sans-io, bytes in, events out."""
+"""The client's SSE parser (mcpbind.transports.http.client.SSEDecoder): sans-io, bytes in, events out."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpbind.http.client import SSEDecoder, SSEEvent, SSETooLarge
+from mcpbind.transports.http.client import SSEDecoder, SSEEvent, SSETooLarge
 
 STREAM = (
     b": a comment\n"

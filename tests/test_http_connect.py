@@ -12,14 +12,14 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.errors import INVALID_PARAMS, McpError
-from mcpbind.http.client import HTTPTransportError
-from mcpbind.http.legacy import LegacySSEApp
-from mcpbind.http.server import StreamableHTTPApp
+from mcpbind.client.client import Client
+from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.http.client import HTTPTransportError
+from mcpbind.transports.http.legacy import LegacySSEApp
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests.harness import child_env
 from tests.http_harness import serve_asgi
 

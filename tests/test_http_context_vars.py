@@ -12,8 +12,8 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.http.server import StreamableHTTPApp
-from mcpbind.server import Server
+from mcpbind.server.server import Server
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests import http_server_helpers as helpers
 from tests.http_harness import ServerName, serve_asgi
 from tests.http_server_helpers import call, open_session, post, running

@@ -20,12 +20,12 @@ from typing import Any, Literal, NamedTuple
 import anyio
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.errors import METHOD_NOT_FOUND, McpError
-from mcpbind.http.server import StreamableHTTPApp
+from mcpbind.client.client import Client
+from mcpbind.protocol.errors import METHOD_NOT_FOUND, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests import http_server_helpers as helpers
 from tests.http_harness import ServerName
 from tests.http_server_helpers import make_server, running

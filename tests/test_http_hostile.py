@@ -18,11 +18,11 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, McpError
-from mcpbind.http.client import open_streamable_http
-from mcpbind.http.legacy import LegacySSEApp
-from mcpbind.http.server import StreamableHTTPApp
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, McpError
+from mcpbind.transports.http.client import open_streamable_http
+from mcpbind.transports.http.legacy import LegacySSEApp
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests import http_server_helpers as helpers
 from tests.http_fake_server import FakeServer, Json, Seen, Sse, event, rpc_result
 from tests.http_harness import ServerName, serve_asgi

@@ -23,14 +23,14 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from httpx_sse import ServerSentEvent, aconnect_sse
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.errors import CONNECTION_CLOSED, INTERNAL_ERROR, McpError
-from mcpbind.http.legacy import LegacySession, LegacySSEApp
-from mcpbind.http.legacy_client import LegacySSEError, LegacySSETransport, open_legacy_sse
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
-from mcpbind.transport import MessageTooLarge
+from mcpbind.server.server import Server
+from mcpbind.transports.base import MessageTooLarge
+from mcpbind.transports.http.legacy import LegacySession, LegacySSEApp
+from mcpbind.transports.http.legacy_client import LegacySSEError, LegacySSETransport, open_legacy_sse
 from tests.http_harness import ServerName, serve_asgi
 
 methods = types.methods

@@ -9,7 +9,7 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.http.server import StreamableHTTPApp
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests import http_server_helpers as helpers
 from tests.http_harness import ServerName
 from tests.http_server_helpers import (

@@ -10,10 +10,17 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.connection import Connection, Phase
-from mcpbind.http.events import MemoryEventStore
-from mcpbind.http.server import HttpSessionTransport, Receive, Scope, Send, StreamableHTTPApp, serve_http
+from mcpbind.protocol.connection import Connection, Phase
 from mcpbind.schema import v2025_11_25 as types
+from mcpbind.transports.http.events import MemoryEventStore
+from mcpbind.transports.http.server import (
+    HttpSessionTransport,
+    Receive,
+    Scope,
+    Send,
+    StreamableHTTPApp,
+    serve_http,
+)
 from tests import http_server_helpers as helpers
 from tests.http_harness import ServerName, loopback_socket
 from tests.http_server_helpers import (

@@ -8,11 +8,11 @@ import logging
 import anyio
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.log_bridge import forward_logging, mcp_level
+from mcpbind.client.client import Client
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.log_bridge import forward_logging, mcp_level
+from mcpbind.server.server import Server
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio

@@ -10,12 +10,12 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
-from mcpbind.log_bridge import forward_logging
+from mcpbind.client.client import Client
+from mcpbind.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.log_bridge import forward_logging
+from mcpbind.server.server import Server
 from tests.harness import connected, connected_recording
 
 pytestmark = pytest.mark.anyio

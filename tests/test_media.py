@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typing_extensions import assert_type
 
-from mcpbind.media import Audio, Image
-from mcpbind.prompts import assistant_message, user_message
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
+from mcpbind.server.media import Audio, Image
+from mcpbind.server.prompts import assistant_message, user_message
+from mcpbind.server.server import Server
 from tests.harness import connected
 
 PNG = base64.b64decode(

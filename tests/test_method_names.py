@@ -13,12 +13,12 @@ import pytest
 from codegen.emit import const_name, handler_name, methods_module
 from codegen.model import MethodDef, SchemaModel
 from codegen.pins import load_pins
-from mcpbind.methods import NotificationSpec, RequestSpec
+from mcpbind.protocol.methods import NotificationSpec, RequestSpec
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import VERSIONS, load
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.schema.v2025_11_25 import stubs
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
 from tests.harness import connected
 
 

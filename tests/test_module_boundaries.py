@@ -5,8 +5,8 @@ and checked:
 
 - no ``from mcpbind.x import _name`` / ``import mcpbind.x._name`` of a private name of another
   module;
-- a private module (``mcpbind.http._asgi``) is imported only from within its own package
-  (``mcpbind.http``);
+- a private module (``mcpbind.transports.http._asgi``) is imported only from within its own package
+  (``mcpbind.transports.http``);
 - no ``module._name`` on a module imported from mcpbind (``stdio._foo``);
 - no ``obj._name`` (``obj`` not ``self``/``cls``) where ``_name`` is not defined in the module
   doing it: a private attribute is used only in the module that defines it (its class, or a
@@ -32,7 +32,7 @@ RUNTIME = ROOT / "runtime"
 FOREIGN_PRIVATE_ALLOWED = {
     # asyncio's ``_get_running_loop`` returns None off a loop instead of raising, cheaply: the
     # stdio reader asks it on each wait to know whether it runs on asyncio (and which loop).
-    ("mcpbind.stdio", "_get_running_loop"),
+    ("mcpbind.transports.stdio", "_get_running_loop"),
 }
 
 
@@ -42,8 +42,8 @@ def _private(name: str) -> bool:
 
 @dataclass(frozen=True)
 class Source:
-    module: str  # dotted name, "mcpbind.http.client"
-    package: str  # the package it is in, "mcpbind.http"
+    module: str  # dotted name, "mcpbind.transports.http.client"
+    package: str  # the package it is in, "mcpbind.transports.http"
     path: Path
     tree: ast.Module
 
@@ -181,18 +181,46 @@ def _check(module: str, code: str, *, package: str | None = None) -> list[str]:
         # What issue 13 found: the client calling the session's private send, the HTTP client
         # importing the session's private helper.
         (
-            "mcpbind.client",
+            "mcpbind.client.client",
             "async def f(session):\n    await session._send(b'')\n",
             "private attribute session._send",
         ),
-        ("mcpbind.http.client", "from mcpbind.session import _only_error\n", "private name _only_error"),
-        ("mcpbind.http.client", "from ..session import _only_error\n", "private name _only_error"),
-        ("mcpbind.client", "from mcpbind import stdio\nstdio._watcher\n", "private name _watcher of module"),
-        ("mcpbind.client", "import mcpbind.stdio as s\ns._watcher\n", "private name _watcher of module"),
-        ("mcpbind.client", "from mcpbind.http._asgi import lifespan\n", "private module mcpbind.http._asgi"),
-        ("mcpbind.client", "from mcpbind.http import _embedded\n", "private module mcpbind.http._embedded"),
-        ("mcpbind.client", "import mcpbind.http._common\n", "private module mcpbind.http._common"),
-        ("examples.demo", "from mcpbind.http._asgi import lifespan\n", "private module mcpbind.http._asgi"),
+        (
+            "mcpbind.transports.http.client",
+            "from mcpbind.runtime.session import _only_error\n",
+            "private name _only_error",
+        ),
+        ("mcpbind.transports.http.client", "from ..session import _only_error\n", "private name _only_error"),
+        (
+            "mcpbind.client.client",
+            "from mcpbind.transports import stdio\nstdio._watcher\n",
+            "private name _watcher of module",
+        ),
+        (
+            "mcpbind.client.client",
+            "import mcpbind.transports.stdio as s\ns._watcher\n",
+            "private name _watcher of module",
+        ),
+        (
+            "mcpbind.client.client",
+            "from mcpbind.transports.http._asgi import lifespan\n",
+            "private module mcpbind.transports.http._asgi",
+        ),
+        (
+            "mcpbind.client.client",
+            "from mcpbind.transports.http import _embedded\n",
+            "private module mcpbind.transports.http._embedded",
+        ),
+        (
+            "mcpbind.client.client",
+            "import mcpbind.transports.http._common\n",
+            "private module mcpbind.transports.http._common",
+        ),
+        (
+            "examples.demo",
+            "from mcpbind.transports.http._asgi import lifespan\n",
+            "private module mcpbind.transports.http._asgi",
+        ),
     ],
 )
 def test_the_check_catches_reaching_in(module: str, code: str, expected: str) -> None:
@@ -203,12 +231,15 @@ def test_the_check_catches_reaching_in(module: str, code: str, expected: str) ->
 @pytest.mark.parametrize(
     ("module", "code"),
     [
-        ("mcpbind.http.server", "from mcpbind.http._asgi import lifespan\n"),
-        ("mcpbind.http.server", "from mcpbind.http import _embedded\n_embedded.serve\n"),
-        ("mcpbind.http.server", "from ._common import Received\n"),
-        ("mcpbind.session", "class S:\n    def _x(self): ...\ndef f(s):\n    s._x()\n"),
-        ("mcpbind.session", "class S:\n    def f(self, o):\n        o._y = 1\n        return o._y\n"),
-        ("mcpbind.client", "from mcpbind.session import only_error\nx.__class__\n"),
+        ("mcpbind.transports.http.server", "from mcpbind.transports.http._asgi import lifespan\n"),
+        (
+            "mcpbind.transports.http.server",
+            "from mcpbind.transports.http import _embedded\n_embedded.serve\n",
+        ),
+        ("mcpbind.transports.http.server", "from ._common import Received\n"),
+        ("mcpbind.runtime.session", "class S:\n    def _x(self): ...\ndef f(s):\n    s._x()\n"),
+        ("mcpbind.runtime.session", "class S:\n    def f(self, o):\n        o._y = 1\n        return o._y\n"),
+        ("mcpbind.client.client", "from mcpbind.runtime.session import only_error\nx.__class__\n"),
         ("bench.stdio", "from bench._proc import med\nfrom bench import _proc\n"),
     ],
 )

@@ -119,7 +119,7 @@ def test_editable_install_is_typed_for_mypy(editable: Path, tmp_path: Path) -> N
         textwrap.dedent(
             """
             from mcpbind.schema.v2025_06_18 import Tool
-            from mcpbind.server import Server
+            from mcpbind.server.server import Server
 
             tool = Tool(name="add", input_schema={"type": "object"})
             server = Server("app", "1.0")

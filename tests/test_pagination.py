@@ -6,13 +6,13 @@ import anyio
 import pytest
 from msgspec import UNSET
 
-from mcpbind.client import Client
-from mcpbind.errors import INVALID_PARAMS, McpError
-from mcpbind.memory import memory_pair
-from mcpbind.pagination import decode_cursor, encode_cursor, paginate
+from mcpbind.client.client import Client
+from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.pagination import decode_cursor, encode_cursor, paginate
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import memory_pair
 
 methods = types.methods
 

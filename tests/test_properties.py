@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen.pins import load_pins
+from mcpbind.protocol.unions import ResolvedUnion, decode
 from mcpbind.schema import load
-from mcpbind.unions import ResolvedUnion, decode
 
 TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=12)
 JSON_SCALARS = (

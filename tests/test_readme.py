@@ -28,9 +28,9 @@ from typing import Any, cast
 import anyio
 import pytest
 
-from mcpbind.client import Client, ClientSession
+from mcpbind.client.client import Client, ClientSession
 from mcpbind.schema.v2025_11_25 import TextContent, TextResourceContents
-from mcpbind.server import Server
+from mcpbind.server.server import Server
 from tests.harness import child_env, connected, source_roots
 from tests.http_harness import loopback_socket
 from tests.mypy_run import run_mypy

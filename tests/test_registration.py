@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind.memory import memory_pair
-from mcpbind.methods import RequestSpec
+from mcpbind.protocol.methods import RequestSpec
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import memory_pair
 from tests.harness import connected
 
 methods = types.methods

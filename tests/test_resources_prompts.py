@@ -15,13 +15,13 @@ import anyio.abc
 import msgspec
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
-from mcpbind.memory import memory_pair
-from mcpbind.methods import NotificationSpec
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
+from mcpbind.protocol.methods import NotificationSpec
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import memory_pair
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio

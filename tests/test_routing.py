@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.memory import MemoryTransport, memory_pair
+from mcpbind.client.client import Client
+from mcpbind.protocol.wire import RequestId
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
-from mcpbind.wire import RequestId
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import MemoryTransport, memory_pair
 
 pytestmark = pytest.mark.anyio
 

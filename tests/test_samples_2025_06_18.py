@@ -20,10 +20,8 @@ from typing import Any, get_args
 import pytest
 from msgspec import UNSET
 
-from mcpbind.methods import Direction
-from mcpbind.schema import v2025_06_18 as mcp
-from mcpbind.schema.v2025_06_18 import methods
-from mcpbind.wire import (
+from mcpbind.protocol.methods import Direction
+from mcpbind.protocol.wire import (
     Codec,
     ErrorResponse,
     Notification,
@@ -32,6 +30,8 @@ from mcpbind.wire import (
     TypedNotification,
     TypedRequest,
 )
+from mcpbind.schema import v2025_06_18 as mcp
+from mcpbind.schema.v2025_06_18 import methods
 from tests.sample_checks import Check, Side, check, dig, other, wire
 
 VERSION = "2025-06-18"

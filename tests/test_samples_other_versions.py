@@ -28,13 +28,8 @@ import pytest
 from msgspec import UNSET
 
 from codegen.pins import load_pins
-from mcpbind.schema import load
-from mcpbind.schema import v2024_11_05 as v24
-from mcpbind.schema import v2025_03_26 as v25a
-from mcpbind.schema import v2025_11_25 as v25c
-from mcpbind.schema import v2026_07_28 as v26
-from mcpbind.unions import UnknownContent
-from mcpbind.wire import (
+from mcpbind.protocol.unions import UnknownContent
+from mcpbind.protocol.wire import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     Codec,
@@ -44,6 +39,11 @@ from mcpbind.wire import (
     Response,
     WireError,
 )
+from mcpbind.schema import load
+from mcpbind.schema import v2024_11_05 as v24
+from mcpbind.schema import v2025_03_26 as v25a
+from mcpbind.schema import v2025_11_25 as v25c
+from mcpbind.schema import v2026_07_28 as v26
 from tests.sample_checks import Check, Side, check, other, wire
 
 # (attribute path, expected value); a path is dotted attribute names, list indexes and dict keys,

@@ -9,12 +9,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.connection import missing_client_capability
-from mcpbind.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
+from mcpbind.client.client import Client
+from mcpbind.protocol.connection import missing_client_capability
+from mcpbind.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
 from tests.harness import connected, connected_recording
 
 pytestmark = pytest.mark.anyio

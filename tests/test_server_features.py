@@ -7,10 +7,10 @@ from collections.abc import Iterable
 import anyio
 import pytest
 
-from mcpbind.client import Client
+from mcpbind.client.client import Client
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio

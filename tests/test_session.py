@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.connection import SUPPORTED_VERSIONS, negotiate_version
-from mcpbind.errors import (
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.connection import SUPPORTED_VERSIONS, negotiate_version
+from mcpbind.protocol.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -23,10 +23,10 @@ from mcpbind.errors import (
     REQUEST_TIMEOUT,
     McpError,
 )
-from mcpbind.memory import MemoryTransport, memory_pair
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import MemoryTransport, memory_pair
 
 methods = types.methods
 pytestmark = pytest.mark.anyio

@@ -12,12 +12,12 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.errors import CONNECTION_CLOSED, McpError
-from mcpbind.http.server import StreamableHTTPApp
+from mcpbind.protocol.errors import CONNECTION_CLOSED, McpError
+from mcpbind.protocol.wire import RequestId
+from mcpbind.runtime.session import RequestContext, Session
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext, Session
-from mcpbind.wire import RequestId
+from mcpbind.server.server import Server
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests.http_server_helpers import call, headers, open_session, post
 
 pytestmark = pytest.mark.anyio

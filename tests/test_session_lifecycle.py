@@ -21,13 +21,13 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import mcpbind
-from mcpbind.errors import CONNECTION_CLOSED
-from mcpbind.memory import MemoryTransport
+from mcpbind.protocol.errors import CONNECTION_CLOSED
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
-from mcpbind.stdio import spawn_stdio_server
-from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
+from mcpbind.server.server import Server
+from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
+from mcpbind.transports.memory import MemoryTransport
+from mcpbind.transports.stdio import spawn_stdio_server
 
 pytestmark = pytest.mark.anyio
 

@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind.memory import MemoryTransport, memory_pair
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.runtime.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.memory import MemoryTransport, memory_pair
 
 pytestmark = pytest.mark.anyio
 

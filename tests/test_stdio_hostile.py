@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpbind.client import Client
-from mcpbind.errors import INTERNAL_ERROR, PARSE_ERROR, McpError
+from mcpbind.client.client import Client
+from mcpbind.protocol.errors import INTERNAL_ERROR, PARSE_ERROR, McpError
 from tests.test_stdio_session import ECHO_SERVER, TEST_TIMEOUT, child_env, raw_server
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,7 @@ The server side is a child process (examples/echo_server.py, or tests/peers/sess
 where a test needs a slow or crashing tool or a small message limit) on both backends
 (``server_backend``); this side talks to it on both backends too (``anyio_backend``), either
 raw (``spawn_stdio_server`` as a line transport, bytes written by hand) or through
-:class:`mcpbind.client.Client`. Every wait is bounded.
+:class:`mcpbind.client.client.Client`. Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import anyio
 import pytest
 
 import mcpbind
-from mcpbind.client import Client
-from mcpbind.errors import (
+from mcpbind.client.client import Client
+from mcpbind.protocol.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -34,7 +34,7 @@ from mcpbind.errors import (
     McpError,
 )
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.stdio import StdioClientTransport, spawn_stdio_server
+from mcpbind.transports.stdio import StdioClientTransport, spawn_stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -322,7 +322,7 @@ async def test_oversized_message_with_a_small_limit(server_backend: str) -> None
 
 async def test_oversized_message_with_the_default_limit(server_backend: str) -> None:
     """examples/echo_server.py has no flag for the limit: go over the default 16 MiB."""
-    from mcpbind.transport import DEFAULT_MAX_MESSAGE_SIZE
+    from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 
     async with raw_server(ECHO_SERVER, "--backend", server_backend) as raw:
         await raw.initialize()

@@ -23,15 +23,15 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import mcpbind
-import mcpbind.stdio as stdio_module
-from mcpbind.stdio import (
+import mcpbind.transports.stdio as stdio_module
+from mcpbind.transports.base import MessageTooLarge
+from mcpbind.transports.stdio import (
     LineFramer,
     StdioClientTransport,
     StdioTransport,
     spawn_stdio_server,
     stdio_server_transport,
 )
-from mcpbind.transport import MessageTooLarge
 
 PEERS = str(Path(__file__).with_name("stdio_peers.py"))
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcpbind import Client, Context, McpError, Server, ToolError, types
-from mcpbind.memory import memory_pair
+from mcpbind.transports.memory import memory_pair
 from tests.harness import child_env
 from tests.test_typing import assert_mypy_marks
 
@@ -60,9 +60,11 @@ async def test_a_server_and_client_from_the_surface_alone() -> None:
 
 def test_the_surface_names() -> None:
     import mcpbind
-    from mcpbind import errors, session, versions
-    from mcpbind import server as server_module
+    from mcpbind import versions
+    from mcpbind.protocol import errors
+    from mcpbind.runtime import session
     from mcpbind.schema import v2025_11_25
+    from mcpbind.server import server as server_module
 
     assert mcpbind.Context is session.RequestContext
     assert mcpbind.Server is server_module.Server
@@ -79,7 +81,6 @@ def test_the_surface_names() -> None:
 
 SNIPPET = """\
 from mcpbind import Client, Context, McpError, Server, ToolError, types
-
 server = Server("demo", "1.0")
 
 

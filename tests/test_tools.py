@@ -11,13 +11,13 @@ from typing import Annotated, Any, Literal
 import msgspec
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError, ToolError
-from mcpbind.media import Audio, Image
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError, ToolError
+from mcpbind.runtime.session import RequestContext, ServerContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext, ServerContext
-from mcpbind.tools import FunctionTool
+from mcpbind.server.media import Audio, Image
+from mcpbind.server.server import Server
+from mcpbind.server.tools import FunctionTool
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from typing_extensions import assert_type
 
-from mcpbind.methods import Direction, NotificationSpec, RequestSpec, ToServer
+from mcpbind.protocol.methods import Direction, NotificationSpec, RequestSpec, ToServer
 from mcpbind.schema import VERSIONS, load
 from mcpbind.schema.v2025_06_18 import (
     CallToolRequestParams,
@@ -153,8 +153,8 @@ from mcpbind.schema.v2025_11_25 import (
     Result,
 )
 from mcpbind.schema.v2025_11_25.stubs import HandlesPing, HandlesToolsCall, HandlesToolsList
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.runtime.session import RequestContext
 
 
 class Tools(HandlesToolsCall[RequestContext], HandlesToolsList[RequestContext]):
@@ -225,15 +225,15 @@ def test_mypy_accepts_every_handler_protocol_a_server_runs(
 ) -> None:
     """add_handlers' type lists the generated protocols by hand: it must take each one whose
     method reaches a server's handlers, and none that the session answers itself."""
-    from mcpbind.handler_objects import role_protocols
-    from mcpbind.session import HANDLED_BY_SESSION
+    from mcpbind.runtime.session import HANDLED_BY_SESSION
+    from mcpbind.server.handler_objects import role_protocols
 
     parts = {protocol.__name__: method for method, protocol in role_protocols()[0].values()}
     assert "HandlesToolsCall" in parts and "HandlesPing" in parts
     lines = [
         "from mcpbind.schema.v2025_11_25 import stubs",
-        "from mcpbind.server import Server",
-        "from mcpbind.session import RequestContext",
+        "from mcpbind.server.server import Server",
+        "from mcpbind.runtime.session import RequestContext",
         "",
         "def register(server: Server, **handlers: object) -> None:",
     ]
@@ -245,8 +245,8 @@ def test_mypy_accepts_every_handler_protocol_a_server_runs(
 
 
 LOG_LEVELS = """
-from mcpbind.client import ClientSession
-from mcpbind.session import RequestContext
+from mcpbind.client.client import ClientSession
+from mcpbind.runtime.session import RequestContext
 
 
 async def handler(ctx: RequestContext, session: ClientSession, level: str) -> None:
@@ -265,9 +265,9 @@ def test_mypy_checks_log_levels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def server_registration_is_checked() -> None:
+    from mcpbind.runtime.session import RequestContext
     from mcpbind.schema import v2025_11_25 as latest
-    from mcpbind.server import Server
-    from mcpbind.session import RequestContext
+    from mcpbind.server.server import Server
 
     server = Server("typed", "1")
 
@@ -307,11 +307,11 @@ def test_each_spec_declares_its_run_time_direction(version: str) -> None:
 
 # Every line marked "# E" must be a mypy error, and no other line.
 DIRECTIONS = """
-from mcpbind.client import Client, ClientSession
+from mcpbind.client.client import Client, ClientSession
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.schema.v2025_11_25 import methods
-from mcpbind.server import Server
-from mcpbind.session import ClientContext, RequestContext
+from mcpbind.server.server import Server
+from mcpbind.runtime.session import ClientContext, RequestContext
 
 server = Server("s", "1")
 client = Client("c", "1")

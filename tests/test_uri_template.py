@@ -1,4 +1,4 @@
-"""Tests for mcpbind.uri_template: RFC 6570 expansion (levels 1-4) and matching."""
+"""Tests for mcpbind.server.uri_template: RFC 6570 expansion (levels 1-4) and matching."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpbind.uri_template import UriTemplate, VariableValue
+from mcpbind.server.uri_template import UriTemplate, VariableValue
 
 # RFC 6570 section 3.2.1 variable values (also the ones section 1.2 uses).
 RFC_VARS: dict[str, VariableValue] = {

@@ -40,9 +40,9 @@ import anyio
 import msgspec
 
 from mcpbind import __version__
-from mcpbind.client import Client, ClientSession
-from mcpbind.errors import McpError
-from mcpbind.server import Server
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import McpError
+from mcpbind.server.server import Server
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -258,8 +258,8 @@ async def _run_call(args: argparse.Namespace) -> int:
     server: str = args.server
     unreachable: tuple[type[Exception], ...] = (OSError,)
     if server.startswith(("http://", "https://")):
-        from mcpbind.http.client import HTTPTransportError
-        from mcpbind.http.legacy_client import LegacySSEError
+        from mcpbind.transports.http.client import HTTPTransportError
+        from mcpbind.transports.http.legacy_client import LegacySSEError
 
         unreachable = (OSError, HTTPTransportError, LegacySSEError)
     client = Client("mcpbind", __version__, request_timeout=None)

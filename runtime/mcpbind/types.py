@@ -3,7 +3,7 @@
 
 ``from mcpbind import types`` then ``types.CallToolResult``, ``types.methods.TOOLS_CALL``,
 ``types.stubs.HandlesToolsCall``. An exact version's types are in ``mcpbind.schema.v<date>``.
-Decode them with ``mcpbind.unions.decode(data, Type)``.
+Decode them with ``mcpbind.protocol.unions.decode(data, Type)``.
 """
 
 # ruff: noqa: F403  (a star import of a package whose __all__ is a literal list)

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import anyio
 
-from mcpbind.errors import INVALID_PARAMS, McpError
+from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
 
 methods = types.methods
 

@@ -32,10 +32,10 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.http.client import StreamableHTTPTransport, open_streamable_http
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.session import RequestContext
+from mcpbind.transports.http.client import StreamableHTTPTransport, open_streamable_http
 
 pytestmark = pytest.mark.anyio
 

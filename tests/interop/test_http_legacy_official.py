@@ -29,12 +29,12 @@ from mcp.client.sse import sse_client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from mcpbind.client import Client, ClientSession
-from mcpbind.http.legacy import LegacySSEApp
-from mcpbind.http.legacy_client import open_legacy_sse
+from mcpbind.client.client import Client, ClientSession
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.http.legacy import LegacySSEApp
+from mcpbind.transports.http.legacy_client import open_legacy_sse
 from tests.http_harness import serve_asgi
 
 pytestmark = pytest.mark.anyio

@@ -22,9 +22,9 @@ import mcp.types
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
-from mcpbind.http.server import StreamableHTTPApp
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.runtime.session import RequestContext
+from mcpbind.server.server import Server
+from mcpbind.transports.http.server import StreamableHTTPApp
 from tests.http_harness import ServerName, serve_asgi
 
 pytestmark = pytest.mark.anyio

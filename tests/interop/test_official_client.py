@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 import mcpbind
-from mcpbind.errors import INVALID_PARAMS, REQUEST_TIMEOUT
+from mcpbind.protocol.errors import INVALID_PARAMS, REQUEST_TIMEOUT
 
 pytestmark = pytest.mark.anyio
 

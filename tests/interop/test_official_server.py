@@ -15,9 +15,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpbind.client import Client, ClientSession, LoggingHandler
-from mcpbind.connection import SUPPORTED_VERSIONS
-from mcpbind.errors import METHOD_NOT_FOUND, REQUEST_TIMEOUT, McpError
+from mcpbind.client.client import Client, ClientSession, LoggingHandler
+from mcpbind.protocol.connection import SUPPORTED_VERSIONS
+from mcpbind.protocol.errors import METHOD_NOT_FOUND, REQUEST_TIMEOUT, McpError
 from mcpbind.schema import v2025_11_25 as types
 
 pytestmark = pytest.mark.anyio

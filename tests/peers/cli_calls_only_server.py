@@ -11,9 +11,9 @@ from pathlib import Path
 
 import anyio
 
+from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.server import Server
-from mcpbind.session import RequestContext
+from mcpbind.server.server import Server
 
 server = Server("calls-only", "1.0")
 

@@ -1,6 +1,6 @@
 """A small server for the CLI tests: one of each feature."""
 
-from mcpbind.server import Server
+from mcpbind.server.server import Server
 
 server = Server("cli-demo", "1.0")
 

@@ -23,7 +23,7 @@ import sys
 
 import anyio
 
-from mcpbind.server import Server
+from mcpbind.server.server import Server
 
 user: contextvars.ContextVar[str] = contextvars.ContextVar("user", default="nobody")
 user.set("root")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcpbind.methods import Both, Direction, NotificationSpec, RequestSpec, ToClient, ToServer
+from mcpbind.protocol.methods import Both, Direction, NotificationSpec, RequestSpec, ToClient, ToServer
 
 from .structs import (
     CallToolRequestParams,

@@ -9,8 +9,8 @@
 
 """MCP 2025-06-18: the generated structs (re-exported here), ``methods`` and ``stubs``.
 
-Decode these types with ``mcpbind.unions.decode(data, Type)`` (or pass
-``dec_hook=mcpbind.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``
+Decode these types with ``mcpbind.protocol.unions.decode(data, Type)`` (or pass
+``dec_hook=mcpbind.protocol.unions.dec_hook`` to msgspec): plain ``msgspec.json.decode(data, type=Type)``
 fails on the schema's untagged unions, such as the ``resource`` of ``EmbeddedResource``.
 """
 

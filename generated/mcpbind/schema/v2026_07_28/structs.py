@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from msgspec import UNSET, UnsetType, field
 
-from mcpbind.schema_struct import SchemaStruct
-from mcpbind.unions import UnknownContent, resolved_union
+from mcpbind.protocol.schema_struct import SchemaStruct
+from mcpbind.protocol.unions import UnknownContent, resolved_union
 
 __all__ = [
     "Annotations",

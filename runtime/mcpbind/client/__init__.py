@@ -1,0 +1,1 @@
+"""The client endpoint: :class:`~mcpbind.client.client.Client`. Import it from :mod:`mcpbind`."""

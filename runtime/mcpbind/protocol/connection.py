@@ -1,0 +1,623 @@
+"""The protocol core: lifecycle, request ids, pending requests, cancellation and progress
+bookkeeping, for one side of one connection. It does no I/O and knows nothing about tasks:
+bytes go in through :meth:`Connection.receive` and come out as events and as bytes to send.
+
+Handlers see one set of types whatever version was negotiated: those of the newest version
+with an ``initialize`` handshake (:data:`CANONICAL_VERSION`), a superset of the older ones.
+What goes out to a peer that negotiated an older version is re-decoded with that version's
+types first, so members it does not know are never sent to it.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import msgspec
+from msgspec import UNSET
+
+from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, error_from_response
+from mcpbind.protocol.methods import NotificationSpec, RequestSpec
+from mcpbind.protocol.wire import (
+    Codec,
+    ErrorResponse,
+    RequestId,
+    Response,
+    TypedNotification,
+    TypedRequest,
+    WireError,
+)
+from mcpbind.schema import VERSIONS as KNOWN_VERSIONS
+from mcpbind.schema import load
+from mcpbind.schema import v2025_11_25 as types
+from mcpbind.versions import HANDLER_VERSION, SUPPORTED_VERSIONS
+
+__all__ = [
+    "CANONICAL_VERSION",
+    "FULL_DELIVERY",
+    "SUPPORTED_VERSIONS",
+    "CancelRequested",
+    "Connection",
+    "Delivery",
+    "ErrorReceived",
+    "Event",
+    "NotificationReceived",
+    "Phase",
+    "ProgressReceived",
+    "Reply",
+    "RequestReceived",
+    "ResponseReceived",
+    "SessionReady",
+    "UnmatchedResponse",
+    "missing_client_capability",
+    "negotiate_version",
+]
+
+Role = Literal["client", "server"]
+
+# The handler-facing version, and the versions spoken (newest first), as mcpbind.versions says.
+CANONICAL_VERSION: Final = HANDLER_VERSION
+
+methods = types.methods
+
+# The client capability a server needs before it may send each of these requests.
+_CLIENT_CAPABILITY_FOR: Final = {
+    methods.SAMPLING_CREATE_MESSAGE.method: "sampling",
+    methods.ELICITATION_CREATE.method: "elicitation",
+    methods.ROOTS_LIST.method: "roots",
+}
+
+
+def missing_client_capability(capabilities: Any, method: str, params: Any) -> tuple[str, str] | None:
+    """What a server may not send: for the request ``method`` with ``params``, the client
+    capability it needs that ``capabilities`` (the client's ``ClientCapabilities``) lacks, and
+    the use that needs it (for a message); ``None`` when nothing is missing.
+
+    As the specification says: ``roots/list`` needs ``roots``; ``sampling/createMessage`` needs
+    ``sampling``, plus ``sampling.tools`` with ``tools`` or ``toolChoice`` and
+    ``sampling.context`` with an ``includeContext`` other than ``"none"``;
+    ``elicitation/create`` needs ``elicitation.url`` in URL mode and ``elicitation.form`` in
+    form mode (an empty ``elicitation`` declares form mode only). A request augmented with a
+    ``task`` needs the client's ``tasks.requests`` entry for it.
+    """
+    name = _CLIENT_CAPABILITY_FOR.get(method)
+    if name is None:
+        return None
+    declared = getattr(capabilities, name, UNSET) if capabilities is not None else UNSET
+    if declared is UNSET:
+        return name, method
+    if method == methods.SAMPLING_CREATE_MESSAGE.method:
+        if (
+            getattr(params, "tools", UNSET) is not UNSET or getattr(params, "tool_choice", UNSET) is not UNSET
+        ) and getattr(declared, "tools", UNSET) is UNSET:
+            return "sampling.tools", f"{method} with tools or toolChoice"
+        context = getattr(params, "include_context", UNSET)
+        if context not in (UNSET, "none") and getattr(declared, "context", UNSET) is UNSET:
+            return "sampling.context", f"{method} with includeContext {context!r}"
+        task = _TASK_CAPABILITY_FOR_SAMPLING
+    elif method == methods.ELICITATION_CREATE.method:
+        form, url = getattr(declared, "form", UNSET), getattr(declared, "url", UNSET)
+        if isinstance(params, types.ElicitRequestURLParams) or getattr(params, "mode", UNSET) == "url":
+            if url is UNSET:
+                return "elicitation.url", f"{method} in url mode"
+        elif form is UNSET and url is not UNSET:  # an empty elicitation object means form mode
+            return "elicitation.form", f"{method} in form mode"
+        task = _TASK_CAPABILITY_FOR_ELICITATION
+    else:
+        return None
+    if getattr(params, "task", UNSET) is not UNSET:
+        path, spelled = task
+        found: Any = getattr(capabilities, "tasks", UNSET)
+        for part in path:
+            found = getattr(found, part, UNSET)
+        if found is UNSET:
+            return spelled, f"{method} as a task"
+    return None
+
+
+# Where ClientCapabilities declares task-augmented sampling and elicitation: attributes, and
+# the name the specification spells.
+_TASK_CAPABILITY_FOR_SAMPLING: Final = (
+    ("requests", "sampling", "create_message"),
+    "tasks.requests.sampling.createMessage",
+)
+_TASK_CAPABILITY_FOR_ELICITATION: Final = (
+    ("requests", "elicitation", "create"),
+    "tasks.requests.elicitation.create",
+)
+
+
+class Phase(enum.Enum):
+    NEW = "new"  # nothing exchanged yet
+    INITIALIZING = "initializing"  # initialize sent (client) or answered (server)
+    READY = "ready"  # the initialized notification went out (client) or came in (server)
+
+
+# -- events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestReceived:
+    """A request for a handler: answer it with :meth:`Connection.respond` or ``respond_error``."""
+
+    id: RequestId
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationReceived:
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived:
+    """The typed result of a request this side sent."""
+
+    id: RequestId
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    """The peer answered a request this side sent with an error."""
+
+    id: RequestId
+    error: McpError
+
+
+@dataclass(frozen=True, slots=True)
+class UnmatchedResponse:
+    """A response whose id matches no pending request (late, duplicated or bogus): dropped."""
+
+    id: RequestId | None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRequested:
+    """The peer cancelled a request it sent; its handler should stop and send nothing."""
+
+    request_id: RequestId
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressReceived:
+    token: str | int
+    params: types.ProgressNotificationParams
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Bytes the core produced on its own (an error, a ping or initialize answer) to send now."""
+
+    data: bytes
+    # The id of the request it answers, when there is one.
+    id: RequestId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionReady:
+    """The handshake is complete on this side."""
+
+
+Event = (
+    RequestReceived
+    | NotificationReceived
+    | ResponseReceived
+    | ErrorReceived
+    | UnmatchedResponse
+    | CancelRequested
+    | ProgressReceived
+    | Reply
+    | SessionReady
+)
+
+
+def _shared_codec(role: Role, batching: bool | None) -> Codec:
+    """Codecs hold no per-connection state, and building one defines a struct per method: one
+    per role and batching rule is shared by every connection (``None``: the canonical
+    version's rule, the same codec as when it is given)."""
+    return _codec_for(role, methods.BATCHING if batching is None else batching)
+
+
+@functools.cache
+def _codec_for(role: Role, batching: bool) -> Codec:
+    return Codec(methods, role, batching=batching)
+
+
+def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
+    """The version a server answers: the one asked for when it has it, else its newest."""
+    return requested if requested in supported else supported[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """What the transport of a server's connection can carry to the client besides the
+    responses to the client's requests, and so what the server may declare and send. The one
+    place that knows what each kind of message needs; stdio and in-memory transports carry
+    everything (the default), Streamable HTTP what its options allow
+    (:func:`mcpbind.transports.http.server.delivery_for`).
+
+    * ``unrelated``: messages tied to no request of the client's reach it (list changes,
+      resource updates, requests sent from outside a request's handler). Without it no
+      ``listChanged`` and no ``resources.subscribe`` are declared.
+    * ``related``: what a request's handler sends before its response reaches the client
+      (progress, log messages, requests to the client). Without it no ``logging`` is declared
+      and log messages are not sent.
+    * ``answers``: the client's answers to the server's requests reach the server.
+    * ``mode``, ``why`` and ``remedy`` name the mode, what it lacks and the option that changes
+      it, for the error a request that cannot be sent raises (see :meth:`refusal`).
+    """
+
+    unrelated: bool = True
+    related: bool = True
+    answers: bool = True
+    mode: str = ""
+    why: str = ""
+    remedy: str = ""
+
+    def refusal(self, method: str, related: bool) -> str | None:
+        """Why a request ``method`` to the client cannot be sent (``related``: by the handler of
+        a request of the client's), or ``None`` when it can."""
+        if self.answers and (self.related if related else self.unrelated):
+            return None
+        where = " from outside a request's handler" if self.answers and self.related and not related else ""
+        return f"Cannot send {method}: {self.mode} cannot send requests to the client{where} ({self.why}); {self.remedy}"
+
+    def declarable(self, capabilities: types.ServerCapabilities) -> types.ServerCapabilities:
+        """``capabilities`` without what could never reach the client (see the fields)."""
+        changes: dict[str, Any] = {}
+        if not self.unrelated:
+            for name in ("tools", "resources", "prompts"):
+                part = getattr(capabilities, name)
+                if isinstance(part, msgspec.UnsetType):
+                    continue
+                drop = {"list_changed": UNSET}
+                if name == "resources":
+                    drop["subscribe"] = UNSET
+                changes[name] = msgspec.structs.replace(part, **drop)
+        if not self.related and capabilities.logging is not UNSET:
+            changes["logging"] = UNSET
+        return msgspec.structs.replace(capabilities, **changes) if changes else capabilities
+
+
+# What stdio and in-memory transports carry: everything.
+FULL_DELIVERY: Final = Delivery()
+
+
+@dataclass(slots=True)
+class _Peer:
+    info: types.Implementation | None = None
+    capabilities: Any = None
+    instructions: str | None = None
+
+
+@dataclass(slots=True)
+class Connection:
+    """One side of one MCP connection, as a state machine.
+
+    ``info`` and ``capabilities`` describe this side (``Implementation`` and
+    ``ServerCapabilities`` or ``ClientCapabilities``); a server may add ``instructions``.
+    ``delivery``: what a server's transport can carry to the client; requests it cannot send
+    are refused (see :class:`Delivery`).
+    """
+
+    role: Role
+    info: types.Implementation
+    capabilities: Any
+    instructions: str | None = None
+    versions: tuple[str, ...] = SUPPORTED_VERSIONS
+    phase: Phase = Phase.NEW
+    protocol_version: str | None = None
+    delivery: Delivery = FULL_DELIVERY
+    peer: _Peer = field(default_factory=_Peer)
+    _next_id: int = 0
+    _pending: dict[RequestId, RequestSpec[Any, Any, Any]] = field(default_factory=dict)
+    _in_flight: set[RequestId] = field(default_factory=set)
+    _codec: Codec = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._codec = _shared_codec(self.role, None)
+        for version in self.versions:
+            # Fail at construction, not mid-session, on an unknown version; its types are
+            # loaded only if it is negotiated (each version's modules cost memory and time).
+            if version not in KNOWN_VERSIONS:
+                raise LookupError(f"unknown MCP schema version {version!r}; known: {KNOWN_VERSIONS}")
+
+    # -- receiving ------------------------------------------------------------------------
+
+    def receive(self, data: bytes) -> list[Event]:
+        """Everything one received message means. Never raises for bad input: a message that
+        needs an error answer yields a :class:`Reply`, one that needs nothing yields nothing."""
+        try:
+            message = self._codec.decode_typed(data)
+        except WireError as error:
+            return self._reject(error)
+        if isinstance(message, list):
+            events: list[Event] = []
+            for item in message:
+                events += self._reject(item) if isinstance(item, WireError) else self._one(item)
+            return events
+        return self._one(message)
+
+    def _reject(self, error: WireError) -> list[Event]:
+        if error.response_id is not None:
+            # A broken response to one of our requests: fail that request, answer nothing.
+            if self._pending.pop(error.response_id, None) is None:
+                return [UnmatchedResponse(error.response_id)]
+            return [
+                ErrorReceived(
+                    error.response_id, McpError(INTERNAL_ERROR, f"Invalid response: {error.message}")
+                )
+            ]
+        if error.id is None and error.code not in (-32700, INVALID_REQUEST):
+            return []  # a notification: JSON-RPC never answers one
+        return [Reply(Codec.encode_wire_error(error), error.id)]
+
+    def _one(self, message: TypedRequest | TypedNotification | Response | ErrorResponse) -> list[Event]:
+        if isinstance(message, TypedRequest):
+            return self._request(message)
+        if isinstance(message, TypedNotification):
+            return self._notification(message)
+        if isinstance(message, Response):
+            return self._response(message)
+        return self._error_response(message)
+
+    def _request(self, message: TypedRequest) -> list[Event]:
+        method, ident = message.method, message.id
+        if method == "ping":
+            return [Reply(Codec.encode_result(ident, _EMPTY), ident)]
+        if ident in self._in_flight:
+            return [
+                Reply(
+                    Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"),
+                    ident,
+                )
+            ]
+        if method == "initialize":
+            return self._initialize(ident, message.params)
+        if self.phase is Phase.NEW:
+            return [
+                Reply(
+                    Codec.encode_error(ident, INVALID_REQUEST, f"Received {method} before initialization"),
+                    ident,
+                )
+            ]
+        self._in_flight.add(ident)
+        return [RequestReceived(ident, method, message.params)]
+
+    def _initialize(self, ident: RequestId, params: types.InitializeRequestParams) -> list[Event]:
+        if self.role != "server":
+            return [
+                Reply(
+                    Codec.encode_error(ident, INVALID_REQUEST, "A client does not accept initialize"), ident
+                )
+            ]
+        if self.phase is not Phase.NEW:
+            return [
+                Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"), ident)
+            ]
+        self.protocol_version = negotiate_version(params.protocol_version, self.versions)
+        self.peer.info = params.client_info
+        self.peer.capabilities = params.capabilities
+        self.phase = Phase.INITIALIZING
+        self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
+        result = types.InitializeResult(
+            protocol_version=self.protocol_version,
+            capabilities=self.capabilities,
+            server_info=self.info,
+            instructions=self.instructions if self.instructions is not None else UNSET,
+        )
+        return [Reply(self._encode_result(ident, methods.INITIALIZE, result), ident)]
+
+    def _notification(self, message: TypedNotification) -> list[Event]:
+        method = message.method
+        if method == methods.NOTIFICATIONS_CANCELLED.method:
+            params: types.CancelledNotificationParams = message.params
+            if params.request_id in self._in_flight:
+                reason = params.reason if isinstance(params.reason, str) else None
+                return [CancelRequested(params.request_id, reason)]
+            return []  # unknown or finished: nothing to do, as the spec says
+        if method == methods.NOTIFICATIONS_PROGRESS.method:
+            progress: types.ProgressNotificationParams = message.params
+            return [ProgressReceived(progress.progress_token, progress)]
+        if method == methods.NOTIFICATIONS_INITIALIZED.method:
+            if self.role == "server" and self.phase is Phase.INITIALIZING:
+                self.phase = Phase.READY
+                return [SessionReady()]
+            return []
+        return [NotificationReceived(method, message.params)]
+
+    def _response(self, message: Response) -> list[Event]:
+        pending = self._pending.pop(message.id, None)
+        if pending is None:
+            return [UnmatchedResponse(message.id)]
+        try:
+            result = self._codec.result(pending, message)
+        except WireError as error:
+            return [ErrorReceived(message.id, McpError(INTERNAL_ERROR, error.message))]
+        return [ResponseReceived(message.id, result)]
+
+    def _error_response(self, message: ErrorResponse) -> list[Event]:
+        ident = message.id
+        if ident is None or isinstance(ident, msgspec.UnsetType) or self._pending.pop(ident, None) is None:
+            return [UnmatchedResponse(None if isinstance(ident, msgspec.UnsetType) else ident)]
+        error = message.error
+        return [ErrorReceived(ident, error_from_response(error.code, error.message, error.data))]
+
+    # -- answering ------------------------------------------------------------------------
+
+    def spec_of(self, method: str) -> RequestSpec[Any, Any, Any]:
+        """The spec of a request method this side receives."""
+        return self._codec.incoming_requests[method]
+
+    def respond(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes | None:
+        """The response to a received request; ``None`` if it was cancelled meanwhile."""
+        if ident not in self._in_flight:
+            return None
+        # Encoded first: a result that cannot be (nested too deeply, say) leaves the request
+        # in flight, so that respond_error can still answer it.
+        data = self._encode_result(ident, spec, result)
+        self._in_flight.discard(ident)
+        return data
+
+    def respond_error(self, ident: RequestId, error: McpError) -> bytes | None:
+        if ident not in self._in_flight:
+            return None
+        try:
+            data = Codec.encode_error(ident, error.code, error.message, error.data)
+        except (msgspec.EncodeError, TypeError, ValueError, RecursionError):
+            # Its data cannot be sent (nested too deeply, say, echoing the request): the error
+            # still is, without it.
+            message = error.message.encode("utf-8", "replace").decode("utf-8")
+            data = Codec.encode_error(ident, error.code, message)
+        self._in_flight.discard(ident)
+        return data
+
+    def abandon(self, ident: RequestId) -> None:
+        """A received request was cancelled by the peer: no response will be sent."""
+        self._in_flight.discard(ident)
+
+    # -- sending --------------------------------------------------------------------------
+
+    def start_request(
+        self, spec: RequestSpec[Any, Any, Any], params: Any, *, progress: bool = False, related: bool = False
+    ) -> tuple[RequestId, bytes]:
+        """A new request: its id and bytes. Raises :class:`McpError` when it may not be sent.
+
+        With ``progress`` the request asks for progress notifications, with its id as the token
+        (unique while the request is pending). ``related``: it is sent by the handler of a
+        request of the peer's (which decides how a server's transport carries it).
+        """
+        self._check_may_send(spec, params, related)
+        self._next_id += 1
+        ident = self._next_id
+        progress_token = ident if progress else None
+        if progress_token is not None:
+            meta = params.meta if isinstance(getattr(params, "meta", UNSET), dict) else {}
+            params = msgspec.structs.replace(params, meta={**meta, "progressToken": progress_token})
+        self._pending[ident] = spec
+        if spec.method == "initialize":
+            self.phase = Phase.INITIALIZING
+        return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
+
+    def _check_may_send(self, spec: RequestSpec[Any, Any, Any], params: Any, related: bool) -> None:
+        if spec.method == "initialize":
+            if self.role != "client" or self.phase is not Phase.NEW:
+                raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
+            return
+        if spec.method != "ping" and self.phase is Phase.NEW:
+            raise McpError(INVALID_REQUEST, f"Cannot send {spec.method} before initialization")
+        sender_ok = (
+            spec.direction.sent_by_client() if self.role == "client" else spec.direction.sent_by_server()
+        )
+        if not sender_ok:
+            raise McpError(INVALID_REQUEST, f"A {self.role} does not send {spec.method}")
+        if self.role == "server":
+            refusal = self.delivery.refusal(spec.method, related)
+            if refusal is not None:
+                raise McpError(INVALID_REQUEST, refusal)
+            if spec.method in _CLIENT_CAPABILITY_FOR:
+                missing = missing_client_capability(self.peer.capabilities, spec.method, params)
+                if missing is not None:
+                    capability, use = missing
+                    raise McpError(
+                        INVALID_REQUEST,
+                        f"The client did not declare the {capability!r} capability needed for {use}; "
+                        "nothing was sent",
+                    )
+
+    def forget(self, ident: RequestId) -> None:
+        """Stop waiting for a response to ``ident`` (the caller timed out or was cancelled)."""
+        self._pending.pop(ident, None)
+
+    def cancel(self, ident: RequestId, reason: str | None = None) -> bytes | None:
+        """The cancellation notification for a pending request we sent (never for initialize)."""
+        pending = self._pending.pop(ident, None)
+        if pending is None or pending.method == "initialize":
+            return None
+        params = types.CancelledNotificationParams(
+            request_id=ident, reason=reason if reason is not None else UNSET
+        )
+        return Codec.encode_notification(methods.NOTIFICATIONS_CANCELLED.method, params)
+
+    def notification(self, spec: NotificationSpec[Any, Any], params: Any = UNSET) -> bytes:
+        return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
+
+    def assume_ready(self, protocol_version: str) -> None:
+        """Skip the handshake: this new server side is ready at ``protocol_version``, as if it
+        had been negotiated (stateless HTTP, where each request comes on a connection of its
+        own). Raises ``ValueError`` for a version this side does not support."""
+        if self.role != "server" or self.phase is not Phase.NEW:
+            raise ValueError("only a new server connection can skip the handshake")
+        if protocol_version not in self.versions:
+            raise ValueError(f"unsupported protocol version {protocol_version!r}")
+        self.protocol_version = protocol_version
+        self._codec = _shared_codec(self.role, load(protocol_version).methods.BATCHING)
+        self.phase = Phase.READY
+
+    def fresh(self) -> Connection:
+        """A new connection of this side in the state this one is in, with nothing exchanged on
+        it: no request pending or in flight, no peer known, ids from 1. Cheaper than building
+        one (nothing is checked again): stateless HTTP makes one per request from a connection
+        made ready once (:meth:`assume_ready`)."""
+        new: Connection = object.__new__(Connection)
+        new.role = self.role
+        new.info = self.info
+        new.capabilities = self.capabilities
+        new.instructions = self.instructions
+        new.versions = self.versions
+        new.phase = self.phase
+        new.protocol_version = self.protocol_version
+        new.delivery = self.delivery
+        new.peer = _Peer()
+        new._next_id = 0
+        new._pending = {}
+        new._in_flight = set()
+        new._codec = self._codec
+        return new
+
+    # -- client handshake -----------------------------------------------------------------
+
+    def initialized(self, result: types.InitializeResult) -> bytes:
+        """Check the server's answer to initialize; the ``notifications/initialized`` to send."""
+        if result.protocol_version not in self.versions:
+            raise McpError(
+                INVALID_REQUEST,
+                f"The server answered with protocol version {result.protocol_version!r}, "
+                f"which this client does not support ({', '.join(self.versions)})",
+            )
+        self.protocol_version = result.protocol_version
+        self.peer.info = result.server_info
+        self.peer.capabilities = result.capabilities
+        self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
+        self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
+        self.phase = Phase.READY
+        return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
+
+    # -- versions -------------------------------------------------------------------------
+
+    def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes:
+        return Codec.encode_result(ident, self._down(spec.method, result, "result"))
+
+    def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:
+        """``value`` as the negotiated (older) version knows it: what it lacks is dropped."""
+        version = self.protocol_version
+        if version is None or version == CANONICAL_VERSION or value is UNSET:
+            return value
+        table = load(version).methods
+        if part == "notification":
+            note = table.NOTIFICATIONS.get(method)
+            return value if note is None else note.decode_params(msgspec.json.encode(value))
+        spec = table.REQUESTS.get(method)
+        if spec is None:
+            return value
+        encoded = msgspec.json.encode(value)
+        return spec.decode_params(encoded) if part == "params" else spec.decode_result(encoded)
+
+
+_EMPTY = types.Result()

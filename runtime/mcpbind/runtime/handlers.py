@@ -1,0 +1,89 @@
+"""The handlers one side registers (:class:`HandlerRegistry`), their types, and the methods
+the session answers itself, for which no handler runs (:data:`HANDLED_BY_SESSION`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Literal, TypeVar, cast
+
+from mcpbind.protocol.methods import NotificationSpec, RequestSpec
+from mcpbind.runtime.context import RequestContext
+
+__all__ = ["HANDLED_BY_SESSION", "HandlerRegistry", "NotificationHandler", "RequestHandler"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+# What the handlers of a registry receive (ToServer for a server), and the context they get.
+ReceivesT = TypeVar("ReceivesT")
+ContextT = TypeVar("ContextT")
+
+# The methods the session (its connection) answers or acts on itself: no handler of them runs.
+HANDLED_BY_SESSION: frozenset[str] = frozenset(
+    {
+        "initialize",
+        "ping",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+    }
+)
+
+RequestHandler = Callable[[Any, RequestContext[Any]], Awaitable[Any]]
+NotificationHandler = Callable[[Any, RequestContext[Any]], Awaitable[None]]
+
+
+class HandlerRegistry(Generic[ReceivesT, ContextT]):
+    """The handlers one side registers: :class:`~mcpbind.server.server.Server` and
+    :class:`~mcpbind.client.client.Client` both are one. ``role`` says which side, so that only
+    what the peer may send can be handled; the type parameters say it to the type checker
+    (what the side receives, :class:`~mcpbind.protocol.methods.ToServer` for a server, and the context
+    its handlers get)."""
+
+    def __init__(self, role: Literal["client", "server"]) -> None:
+        self.role = role
+        self.request_handlers: dict[str, RequestHandler] = {}
+        self.notification_handlers: dict[str, NotificationHandler] = {}
+
+    def _peer_sends(self, direction: Any) -> bool:
+        return bool(direction.sent_by_client() if self.role == "server" else direction.sent_by_server())
+
+    def on(
+        self, spec: RequestSpec[P, R, ReceivesT]
+    ) -> Callable[[Callable[[P, ContextT], Awaitable[R]]], Callable[[P, ContextT], Awaitable[R]]]:
+        """Decorator: handle the request ``spec``, one the peer sends; mypy checks the handler's
+        params and result types against the method's, and that the peer sends it. ``ValueError``
+        for a method this side does not receive, or one the session answers itself
+        (:data:`HANDLED_BY_SESSION`)."""
+        if not self._peer_sends(spec.direction) or spec.embedded:
+            raise ValueError(f"a {self.role} does not receive {spec.method}")
+        _refuse_handled_by_session(spec.method)
+
+        def register(
+            handler: Callable[[P, ContextT], Awaitable[R]],
+        ) -> Callable[[P, ContextT], Awaitable[R]]:
+            self.request_handlers[spec.method] = cast(RequestHandler, handler)
+            return handler
+
+        return register
+
+    def on_notification(
+        self, spec: NotificationSpec[P, ReceivesT]
+    ) -> Callable[[Callable[[P, ContextT], Awaitable[None]]], Callable[[P, ContextT], Awaitable[None]]]:
+        """Decorator: handle the notification ``spec``, one the peer sends (``ValueError`` as
+        for :meth:`on`)."""
+        if not self._peer_sends(spec.direction):
+            raise ValueError(f"a {self.role} does not receive {spec.method}")
+        _refuse_handled_by_session(spec.method)
+
+        def register(
+            handler: Callable[[P, ContextT], Awaitable[None]],
+        ) -> Callable[[P, ContextT], Awaitable[None]]:
+            self.notification_handlers[spec.method] = cast(NotificationHandler, handler)
+            return handler
+
+        return register
+
+
+def _refuse_handled_by_session(method: str) -> None:
+    if method in HANDLED_BY_SESSION:
+        raise ValueError(f"{method} is answered by the session itself: a handler for it would never run")

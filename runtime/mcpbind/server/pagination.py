@@ -1,0 +1,93 @@
+"""Pagination of list results: opaque cursors on the server side, walking every page on the
+client side.
+
+A cursor is opaque to clients (the spec says they must not parse it); here it is the
+URL-safe base64 of ``o:<offset>``. A cursor that does not decode, or points past the end, is
+answered with ``-32602`` as the spec asks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
+
+from msgspec import UNSET, UnsetType
+
+from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+
+__all__ = ["DEFAULT_PAGE_SIZE", "Page", "all_pages", "decode_cursor", "encode_cursor", "paginate"]
+
+T = TypeVar("T")
+DEFAULT_PAGE_SIZE = 100
+_PREFIX = b"o:"
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(_PREFIX + str(offset).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    """The offset a cursor stands for; :class:`McpError` (-32602) for anything else."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except (binascii.Error, ValueError):
+        raise McpError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
+    digits = raw[len(_PREFIX) :]
+    # (bytes: isdigit() takes ASCII digits only; int() refuses over 4,300 of them)
+    if not raw.startswith(_PREFIX) or not digits.isdigit() or len(digits) > 18:
+        raise McpError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
+    return int(digits)
+
+
+class Page(tuple[list[T], "str | UnsetType"]):
+    """``(items, next_cursor)``; ``next_cursor`` is ``UNSET`` on the last page."""
+
+    __slots__ = ()
+
+    @property
+    def items(self) -> list[T]:
+        return self[0]
+
+    @property
+    def next_cursor(self) -> str | UnsetType:
+        return self[1]
+
+
+def paginate(
+    items: Sequence[T], cursor: str | UnsetType | None, page_size: int = DEFAULT_PAGE_SIZE
+) -> Page[T]:
+    """The page of ``items`` that ``cursor`` (absent: the first) points at."""
+    if page_size < 1:
+        raise ValueError("page_size must be at least 1")
+    offset = 0 if cursor is None or isinstance(cursor, UnsetType) else decode_cursor(cursor)
+    if offset > len(items) or (offset == len(items) and offset > 0):
+        raise McpError(INVALID_PARAMS, f"Invalid cursor: {cursor!r} (past the end of the list)")
+    end = offset + page_size
+    next_cursor: str | UnsetType = encode_cursor(end) if end < len(items) else UNSET
+    return Page((list(items[offset:end]), next_cursor))
+
+
+class _Paged(Protocol):
+    @property
+    def next_cursor(self) -> str | UnsetType: ...
+
+
+P = TypeVar("P", bound=_Paged)
+
+
+async def all_pages(
+    fetch: Callable[[str | None], Awaitable[P]], *, max_pages: int = 10_000
+) -> AsyncIterator[P]:
+    """Every page of a list method, following ``nextCursor``: ``fetch(cursor)`` gets one page
+    (for example ``session.list_tools``). Stops after ``max_pages`` as a guard against a
+    server that never stops handing out cursors."""
+    cursor: str | None = None
+    for _ in range(max_pages):
+        page = await fetch(cursor)
+        yield page
+        if isinstance(page.next_cursor, UnsetType) or not page.next_cursor:
+            return
+        cursor = page.next_cursor
+    raise McpError(INVALID_PARAMS, f"More than {max_pages} pages: giving up")

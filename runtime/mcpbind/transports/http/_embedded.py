@@ -1,0 +1,310 @@
+"""Running an ASGI application on an embedded HTTP server, as :func:`~mcpbind.transports.http.server.serve_http`
+does: uvicorn under asyncio, hypercorn under trio, both bounding how long a slow client may hold
+a connection, and neither flooding the log when the process runs out of file descriptors.
+
+What each server bounds, and how:
+
+* The request head: hypercorn closes a connection whose head is not complete within its
+  ``keep_alive_timeout`` of the connection's start or of the previous response. uvicorn has no
+  such timer (its keep-alive timer runs only between requests, and any byte received stops
+  it), so its HTTP protocol class is extended here with one: a connection whose request head
+  is not complete ``header_timeout`` seconds after it opened or after the first byte of a later
+  request's head is closed. It uses uvicorn's protocol internals (``cycle``, ``loop``,
+  ``transport``: :data:`_UVICORN_INTERNALS`); on a connection whose protocol lacks them, it
+  touches nothing of uvicorn's and leaves the connection to plain uvicorn (no head timer),
+  and says so once per server.
+* The body: the application's own ``body_timeout`` (408; see ``StreamableHTTPApp``), since
+  neither server has a body timer that would not also end long-lived SSE responses
+  (hypercorn's ``read_timeout`` counts any read, and an SSE client sends nothing).
+* Idle keep-alive connections: uvicorn's ``timeout_keep_alive``; on hypercorn the same timer
+  as the request head, so the shorter of the two timeouts counts there.
+* The head's size: both servers' h11 limit (16 KiB).
+
+Out of file descriptors, the accept loops log an error with a traceback per failed ``accept()``:
+trio's ten a second, asyncio's (CPython 3.11) thousands, since it goes on calling ``accept()``
+up to ``backlog`` times after the first failure and schedules a retry for each (whose
+callbacks fail again, and log again, when the server closes). Here uvicorn listens on
+sockets of :class:`_Listener`, whose ``accept()`` fails once per burst and then reports
+nothing to accept, which ends asyncio's loop; and what is still logged goes through a
+:class:`LogRateLimiter` (once per 10 s, with a count of the rest) while the server runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = ["MAX_HEADER_SIZE", "LogRateLimiter", "serve_asyncio", "serve_trio"]
+
+log = logging.getLogger("mcpbind.http")
+
+# The largest request head the servers accept (h11's default, set explicitly for both).
+MAX_HEADER_SIZE: Final = 16 * 1024
+
+_ACCEPT_ERROR: Final = "socket.accept() out of system resource"  # asyncio's message
+# What accept() fails with when the process or the system is out of something (asyncio's list).
+_OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+# After such a failure, accept() reports nothing to accept for this long (asyncio retries in 1 s).
+_ACCEPT_PAUSE: Final = 0.5
+_TRIO_ACCEPT_LOGGER: Final = "trio.serve_listeners"
+# What the request-head timer uses of uvicorn's HTTP protocol instances (see _uvicorn_protocol).
+_UVICORN_INTERNALS: Final = ("cycle", "loop", "transport")
+
+
+class LogRateLimiter:
+    """Lets at most ``burst`` events through per window of ``interval`` seconds (a window
+    starts with the first event after the last one ended) and counts the rest.
+
+    :meth:`allow` returns ``None`` for an event to drop, else how many were dropped since the
+    last one let through (to be mentioned with it).
+    """
+
+    def __init__(
+        self, interval: float = 10.0, burst: int = 1, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if interval <= 0 or burst < 1:
+            raise ValueError("interval must be positive and burst at least 1")
+        self.interval = interval
+        self.burst = burst
+        self._clock = clock
+        self._window_start = -float("inf")
+        self._passed = 0
+        self._dropped = 0
+
+    def allow(self) -> int | None:
+        now = self._clock()
+        if now - self._window_start >= self.interval:
+            self._window_start = now
+            self._passed = 0
+        if self._passed >= self.burst:
+            self._dropped += 1
+            return None
+        self._passed += 1
+        dropped, self._dropped = self._dropped, 0
+        return dropped
+
+
+class _RateLimitFilter(logging.Filter):
+    """A logging filter letting a logger's records through a :class:`LogRateLimiter`."""
+
+    def __init__(self, limiter: LogRateLimiter) -> None:
+        super().__init__()
+        self.limiter = limiter
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        dropped = self.limiter.allow()
+        if dropped is None:
+            return False
+        if dropped:
+            record.msg = (
+                f"{record.msg} ({dropped} more like it in the last {self.limiter.interval:g} s not logged)"
+            )
+        return True
+
+
+def _limit_asyncio_accept_errors(limiter: LogRateLimiter) -> Callable[[], None]:
+    """Route the running loop's accept errors through ``limiter``; returns the undo."""
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("message") == _ACCEPT_ERROR:
+            dropped = limiter.allow()
+            if dropped is None:
+                return
+            if dropped:
+                context = {
+                    **context,
+                    "message": f"{_ACCEPT_ERROR} ({dropped} more like it in the last "
+                    f"{limiter.interval:g} s not logged)",
+                }
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+    def undo() -> None:
+        if loop.get_exception_handler() is handler:
+            loop.set_exception_handler(previous)
+
+    return undo
+
+
+class _Listener(socket.socket):
+    """A listening socket whose ``accept()``, out of descriptors, fails once and then, for
+    :data:`_ACCEPT_PAUSE` seconds, says there is nothing to accept (which ends the accept loop
+    of asyncio's selector event loop after one error and one scheduled retry)."""
+
+    __slots__ = ("_failed_at",)
+
+    def __init__(self, family: int, kind: int, proto: int) -> None:
+        super().__init__(family, kind, proto)
+        self._failed_at = -float("inf")
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        try:
+            return super().accept()
+        except OSError as exc:
+            if exc.errno not in _OUT_OF_RESOURCES:
+                raise
+            now = time.monotonic()
+            if now - self._failed_at < _ACCEPT_PAUSE:
+                raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN)) from exc
+            self._failed_at = now
+            raise
+
+
+def _listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to every address of ``host`` (as ``loop.create_server`` binds them)."""
+    found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            listener = _Listener(family, kind, proto)
+            sockets.append(listener)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            listener.bind(address)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def _uvicorn_protocol(header_timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools if installed, else h11) with a request-head timer."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    base: Any = AutoHTTPProtocol
+    warned: list[bool] = []
+
+    class HeadTimedProtocol(base):  # type: ignore[misc]
+        _head_timer: asyncio.TimerHandle | None = None
+        _timed = False  # (only where uvicorn's internals are there)
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            if not all(hasattr(self, name) for name in _UVICORN_INTERNALS):
+                if not warned:
+                    warned.append(True)
+                    log.warning(
+                        "this uvicorn's HTTP protocol lacks what mcpbind's request-head timer "
+                        "uses (%s): header_timeout is not applied",
+                        ", ".join(_UVICORN_INTERNALS),
+                    )
+                return
+            self._timed = True
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if not self._timed:
+                super().data_received(data)
+                return
+            cycle = self.cycle
+            super().data_received(data)
+            if self.cycle is not cycle:  # a request head came in whole: the app has it
+                self._disarm()
+            elif self._head_timer is None and _between_requests(cycle):
+                self._arm()  # the first bytes of another request's head
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._head_timer = self.loop.call_later(header_timeout, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            timer, self._head_timer = self._head_timer, None
+            if timer is not None:
+                timer.cancel()
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if _between_requests(self.cycle) and not self.transport.is_closing():
+                log.debug("no complete request head within %s s: closing the connection", header_timeout)
+                self.transport.close()
+
+    return HeadTimedProtocol
+
+
+def _between_requests(cycle: Any) -> bool:
+    """Whether a uvicorn connection has no request in progress (none yet, or the last answered)."""
+    return cycle is None or getattr(cycle, "response_complete", False) is True
+
+
+async def serve_asyncio(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    header_timeout: float | None,
+    keep_alive_timeout: float,
+    limiter: LogRateLimiter | None = None,
+) -> None:
+    """Serve ``app`` on uvicorn until cancelled."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=3,
+        timeout_keep_alive=keep_alive_timeout,  # type: ignore[arg-type]  # (a float works: call_later)
+        h11_max_incomplete_event_size=MAX_HEADER_SIZE,
+        http=_uvicorn_protocol(header_timeout) if header_timeout is not None else "auto",
+    )
+    sockets = _listen(host, port)
+    undo = _limit_asyncio_accept_errors(limiter or LogRateLimiter())
+    try:
+        for sock in sockets:
+            name = sock.getsockname()
+            where = f"[{name[0]}]" if sock.family == socket.AF_INET6 else name[0]
+            logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d", where, name[1])
+        await uvicorn.Server(config).serve(sockets)
+    finally:
+        undo()
+        for sock in sockets:
+            sock.close()
+
+
+async def serve_trio(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    header_timeout: float | None,
+    keep_alive_timeout: float,
+    limiter: LogRateLimiter | None = None,
+) -> None:
+    """Serve ``app`` on hypercorn under trio until cancelled."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    config = Config()
+    # Bound here, so that an address in use fails as plainly as on asyncio; hypercorn owns
+    # (and closes) the descriptors from now on.
+    config.bind = [f"fd://{sock.detach()}" for sock in _listen(host, port)]
+    config.accesslog = None
+    config.graceful_timeout = 3.0
+    # One timer covers the wait for a request head and the idle time between requests.
+    config.keep_alive_timeout = min(keep_alive_timeout, header_timeout or keep_alive_timeout)
+    config.h11_max_incomplete_size = MAX_HEADER_SIZE
+    config.read_timeout = None  # (it would end SSE responses, whose client sends nothing)
+    accept_log = logging.getLogger(_TRIO_ACCEPT_LOGGER)
+    limit = _RateLimitFilter(limiter or LogRateLimiter())
+    accept_log.addFilter(limit)
+    try:
+        await serve(app, config)
+    finally:
+        accept_log.removeFilter(limit)
