@@ -1,0 +1,44 @@
+"""What a transport may read of a message without decoding it: its id and method.
+
+Routing needs no more than this (the Streamable HTTP server answers a request on its POST's
+stream; a client matches a response to the request it sent), and reading it leaves ``params``
+and ``result`` unparsed: msgspec skips members a struct does not name.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcpbind.protocol.wire import RequestId
+
+__all__ = ["Peeked", "peek"]
+
+
+class Peeked(msgspec.Struct):
+    """A message's ``id`` and ``method``: both set, a request; only ``method``, a
+    notification; only ``id`` (``None`` where the peer could not read ours), a response."""
+
+    id: RequestId | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+
+    @property
+    def is_request(self) -> bool:
+        return self.method is not UNSET and self.id is not UNSET and self.id is not None
+
+    @property
+    def is_notification(self) -> bool:
+        return self.method is not UNSET and self.id is UNSET
+
+    @property
+    def is_response(self) -> bool:
+        return self.method is UNSET and self.id is not UNSET
+
+
+_DECODER = msgspec.json.Decoder(Peeked)
+
+
+def peek(data: bytes) -> Peeked:
+    """The id and method of one JSON-RPC message (an object); ``msgspec.DecodeError`` (a
+    ``msgspec.ValidationError`` for a non-object or a wrongly typed id or method) otherwise."""
+    return _DECODER.decode(data)
