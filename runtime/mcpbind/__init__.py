@@ -5,7 +5,7 @@ The one import surface::
     from mcpbind import Client, Context, McpError, Server, ToolError, types
 ``types`` holds the types handlers see (:mod:`mcpbind.types`); an exact protocol version's types
 are in ``mcpbind.schema.v<date>``. ``Context`` is the request context a handler receives
-(:class:`mcpbind.runtime.session.RequestContext`). These names are imported on first use, so
+(:class:`mcpbind.runtime.context.RequestContext`). These names are imported on first use, so
 ``import mcpbind`` alone stays cheap.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mcpbind.client.client import Client as Client
     from mcpbind.protocol.errors import McpError as McpError
     from mcpbind.protocol.errors import ToolError as ToolError
-    from mcpbind.runtime.session import RequestContext as Context
+    from mcpbind.runtime.context import RequestContext as Context
     from mcpbind.server.server import Server as Server
 
 __all__ = ["Client", "Context", "McpError", "Server", "ToolError", "__version__", "types"]
@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 # Where each name of the surface lives: (module, attribute; None for the module itself).
 _LAZY: dict[str, tuple[str, str | None]] = {
     "Client": ("mcpbind.client.client", "Client"),
-    "Context": ("mcpbind.runtime.session", "RequestContext"),
+    "Context": ("mcpbind.runtime.context", "RequestContext"),
     "McpError": ("mcpbind.protocol.errors", "McpError"),
     "Server": ("mcpbind.server.server", "Server"),
     "ToolError": ("mcpbind.protocol.errors", "ToolError"),

@@ -3,18 +3,27 @@
 This is the one runtime module that names a version: every other module works on the version
 its connection or request negotiated, and asks here what that version means. A version is its
 date string (``"2025-11-25"``); dates of the same form compare in time order as strings.
+Handlers see the types of :data:`HANDLER_VERSION` (``mcpbind.types``); the runtime reaches a
+negotiated version's generated package (its method table, its structs) through
+:func:`schema_for`, never by importing it.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from types import ModuleType
 from typing import Final
+
+from mcpbind.schema import VERSIONS, load
 
 __all__ = [
     "HANDLER_VERSION",
+    "KNOWN_VERSIONS",
     "POLLING_SINCE",
     "STREAMABLE_HTTP_ASSUMED_VERSION",
     "SUPPORTED_VERSIONS",
     "TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS",
+    "schema_for",
 ]
 
 # The version whose types handlers see, whatever was negotiated: the newest with an
@@ -36,3 +45,17 @@ POLLING_SINCE: Final = "2025-11-25"
 # Versions whose clients expect arguments a tool refuses as a JSON-RPC error (-32602) rather
 # than as an ``isError`` result.
 TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18"})
+
+
+# Every version this build has generated types for, oldest first (a superset of the supported
+# ones: a version is generated before the runtime speaks it).
+KNOWN_VERSIONS: Final[tuple[str, ...]] = VERSIONS
+
+
+@cache
+def schema_for(version: str) -> ModuleType:
+    """The generated package of ``version`` (``methods``, ``stubs`` and its structs), imported
+    on first use: each version's modules cost memory and start-up time, so only the versions
+    connections negotiate are loaded. :class:`LookupError` for a version not in
+    :data:`KNOWN_VERSIONS`."""
+    return load(version)

@@ -8,19 +8,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from mcpbind.protocol.connection import SUPPORTED_VERSIONS, Connection
+from mcpbind import types
+from mcpbind.protocol.connection import Connection
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
-from mcpbind.runtime.session import (
-    HandlerRegistry,
-    NotificationHandler,
-    ProgressCallback,
-    RequestContext,
-    Session,
-)
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind.runtime.context import RequestContext
+from mcpbind.runtime.handlers import HandlerRegistry, NotificationHandler
+from mcpbind.runtime.session import ProgressCallback, Session
 from mcpbind.server.pagination import all_pages
 from mcpbind.transports.base import Transport
+from mcpbind.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     import httpx

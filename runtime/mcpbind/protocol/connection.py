@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 import msgspec
 from msgspec import UNSET
 
+from mcpbind import types
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, error_from_response
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
 from mcpbind.protocol.wire import (
@@ -29,10 +30,7 @@ from mcpbind.protocol.wire import (
     TypedRequest,
     WireError,
 )
-from mcpbind.schema import VERSIONS as KNOWN_VERSIONS
-from mcpbind.schema import load
-from mcpbind.schema import v2025_11_25 as types
-from mcpbind.versions import HANDLER_VERSION, SUPPORTED_VERSIONS
+from mcpbind.versions import HANDLER_VERSION, KNOWN_VERSIONS, SUPPORTED_VERSIONS, schema_for
 
 __all__ = [
     "CANONICAL_VERSION",
@@ -405,7 +403,7 @@ class Connection:
         self.peer.info = params.client_info
         self.peer.capabilities = params.capabilities
         self.phase = Phase.INITIALIZING
-        self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
+        self._codec = _shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
         result = types.InitializeResult(
             protocol_version=self.protocol_version,
             capabilities=self.capabilities,
@@ -557,7 +555,7 @@ class Connection:
         if protocol_version not in self.versions:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
         self.protocol_version = protocol_version
-        self._codec = _shared_codec(self.role, load(protocol_version).methods.BATCHING)
+        self._codec = _shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
         self.phase = Phase.READY
 
     def fresh(self) -> Connection:
@@ -595,7 +593,7 @@ class Connection:
         self.peer.info = result.server_info
         self.peer.capabilities = result.capabilities
         self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
-        self._codec = _shared_codec(self.role, load(self.protocol_version).methods.BATCHING)
+        self._codec = _shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
         self.phase = Phase.READY
         return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
 
@@ -609,7 +607,7 @@ class Connection:
         version = self.protocol_version
         if version is None or version == CANONICAL_VERSION or value is UNSET:
             return value
-        table = load(version).methods
+        table = schema_for(version).methods
         if part == "notification":
             note = table.NOTIFICATIONS.get(method)
             return value if note is None else note.decode_params(msgspec.json.encode(value))

@@ -10,7 +10,7 @@ import msgspec
 from msgspec import UNSET
 
 if TYPE_CHECKING:
-    from mcpbind.schema.v2025_11_25 import ElicitRequestURLParams
+    from mcpbind.types import ElicitRequestURLParams
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -84,7 +84,7 @@ def error_from_response(code: int, message: str, data: Any = UNSET) -> McpError:
     """The exception for an error response: :class:`URLElicitationRequiredError` for -32042 when
     its ``data.elicitations`` are URL mode elicitations, else :class:`McpError`."""
     if code == URL_ELICITATION_REQUIRED and isinstance(data, dict):
-        from mcpbind.schema.v2025_11_25 import ElicitRequestURLParams
+        from mcpbind.types import ElicitRequestURLParams
 
         try:
             elicitations = msgspec.convert(data.get("elicitations"), list[ElicitRequestURLParams])

@@ -251,9 +251,9 @@ def _typed_class(base: type[T], method: str, params_type: Any, optional: bool, e
 
 @cache
 def _codec(version: str, role: Role) -> Codec:
-    from mcpbind.schema import load
+    from mcpbind.versions import schema_for
 
-    return Codec(load(version).methods, role)
+    return Codec(schema_for(version).methods, role)
 
 
 def _check_utf8(data: bytes | bytearray | memoryview) -> None:

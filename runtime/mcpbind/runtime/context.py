@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from msgspec import UNSET
 
+from mcpbind import types
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.protocol.wire import RequestId
-from mcpbind.schema import v2025_11_25 as types
 
 if TYPE_CHECKING:
     from mcpbind.runtime.session import Session

@@ -27,6 +27,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 from msgspec import UNSET
 
+from mcpbind import types
 from mcpbind.protocol.connection import (
     CancelRequested,
     Connection,
@@ -56,7 +57,6 @@ from mcpbind.runtime.deadlines import Deadlines, Waiter
 from mcpbind.runtime.exception_groups import only_error
 from mcpbind.runtime.handlers import HANDLED_BY_SESSION, HandlerRegistry, NotificationHandler, RequestHandler
 from mcpbind.runtime.stepping import awaited, resume
-from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.base import MessageTooLarge, Transport
 
 if sys.version_info < (3, 11):  # pragma: no cover

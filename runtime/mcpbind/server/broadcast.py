@@ -14,10 +14,11 @@ from typing import Any
 
 import anyio.lowlevel
 
+from mcpbind import types
 from mcpbind.protocol.errors import METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import NotificationSpec
-from mcpbind.runtime.session import RequestContext, Session
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind.runtime.context import RequestContext
+from mcpbind.runtime.session import Session
 
 __all__ = ["Broadcasts"]
 

@@ -30,7 +30,7 @@ import anyio.to_thread
 import msgspec
 
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
-from mcpbind.runtime.session import RequestContext
+from mcpbind.runtime.context import RequestContext
 from mcpbind.server.docstrings import parse_docstring
 
 __all__ = ["InvalidArguments", "UserFunction"]

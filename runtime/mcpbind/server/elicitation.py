@@ -20,14 +20,17 @@ tells the client that the interaction is over.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
 
+from mcpbind import types
 from mcpbind.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from mcpbind.protocol.unions import convert
-from mcpbind.runtime.session import RequestContext, Session
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind.runtime.context import RequestContext
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.session import Session
 
 __all__ = ["ElicitOutcome", "elicit_form", "notify_elicitation_complete", "requested_schema"]
 

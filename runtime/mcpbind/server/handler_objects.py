@@ -1,6 +1,6 @@
 """Handler objects for :meth:`Server.add_handlers <mcpbind.server.server.Server.add_handlers>`: an
 object whose class subclasses the generated protocols (``HandlesToolsCall``... in
-``mcpbind.schema.v2025_11_25.stubs``) of the handlers it implements, checked and turned into
+``mcpbind.types.stubs``) of the handlers it implements, checked and turned into
 method -> handler."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from mcpbind.runtime.session import HANDLED_BY_SESSION, RequestContext
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind import types
+from mcpbind.runtime.context import RequestContext
+from mcpbind.runtime.handlers import HANDLED_BY_SESSION
 
 __all__ = ["HandlerObject", "handlers_of", "role_protocols"]
 

@@ -22,8 +22,8 @@ from contextlib import contextmanager
 import anyio
 import anyio.from_thread
 
+from mcpbind import types
 from mcpbind.runtime.context import LOG_LEVELS, RequestContext, sends_logs
-from mcpbind.schema import v2025_11_25 as types
 
 __all__ = ["McpLogHandler", "forward_logging", "mcp_level"]
 

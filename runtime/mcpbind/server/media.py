@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind import types
 
 __all__ = ["Audio", "Image", "Media"]
 

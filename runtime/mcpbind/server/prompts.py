@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpbind.runtime.session import RequestContext
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind import types
+from mcpbind.runtime.context import RequestContext
 from mcpbind.server.callables import UserFunction
 from mcpbind.server.media import Media
 

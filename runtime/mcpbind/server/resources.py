@@ -27,8 +27,8 @@ from typing import Any
 
 import msgspec
 
-from mcpbind.runtime.session import RequestContext
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind import types
+from mcpbind.runtime.context import RequestContext
 from mcpbind.server.callables import UserFunction
 from mcpbind.server.media import Media
 from mcpbind.server.uri_template import UriTemplate

@@ -8,15 +8,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from mcpbind.protocol.connection import FULL_DELIVERY, SUPPORTED_VERSIONS, Connection, Delivery
+from mcpbind import types
+from mcpbind.protocol.connection import FULL_DELIVERY, Connection, Delivery
 from mcpbind.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
 from mcpbind.protocol.methods import RequestSpec, ToServer
-from mcpbind.runtime.session import HandlerRegistry, RequestContext, Session, Spawn
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind.runtime.context import RequestContext
+from mcpbind.runtime.handlers import HandlerRegistry
+from mcpbind.runtime.session import Session, Spawn
 from mcpbind.server.broadcast import Broadcasts
 from mcpbind.server.handler_objects import handlers_of
 from mcpbind.server.pagination import paginate
 from mcpbind.transports.base import Transport
+from mcpbind.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from mcpbind.server.handler_objects import HandlerObject
@@ -61,7 +64,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             ...
 
     An object whose class subclasses the generated protocols of the handlers it implements
-    (``HandlesToolsCall``... in ``mcpbind.schema.v2025_11_25.stubs``) can be registered whole
+    (``HandlesToolsCall``... in ``mcpbind.types.stubs``) can be registered whole
     with :meth:`add_handlers`.
     Capabilities are derived from the registered handlers unless given.
 
@@ -506,7 +509,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
 
     def add_handlers(self, handlers: HandlerObject) -> None:
         """Register every ``on_<method>`` of ``handlers``, whose class subclasses the protocols
-        (``mcpbind.schema.v2025_11_25.stubs``) of the handlers it implements::
+        (``mcpbind.types.stubs``) of the handlers it implements::
 
             class Tools(HandlesToolsList[RequestContext], HandlesToolsCall[RequestContext]):
                 async def on_tools_list(

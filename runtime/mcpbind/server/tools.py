@@ -41,10 +41,10 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
+from mcpbind import types
 from mcpbind.protocol.errors import McpError, ToolError
 from mcpbind.protocol.unions import ResolvedUnion
-from mcpbind.runtime.session import RequestContext
-from mcpbind.schema import v2025_11_25 as types
+from mcpbind.runtime.context import RequestContext
 from mcpbind.server.callables import InvalidArguments, UserFunction
 from mcpbind.server.media import Media
 from mcpbind.versions import TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS
