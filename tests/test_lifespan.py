@@ -116,6 +116,34 @@ async def test_runs_starting_together_enter_it_once(anyio_backend: str) -> None:
     assert events == ["enter", "exit"]
 
 
+async def test_the_first_to_serve_leaving_ends_it_for_the_others(
+    anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A ``run`` that joined outlives the serving that entered the lifespan: the lifespan ends
+    anyway (in its own task), with a warning, and the state is gone for the run left."""
+    events: list[str] = []
+    server = build(events)
+    leave = anyio.Event()
+
+    async def own() -> None:
+        async with server.serving():
+            await leave.wait()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(own)
+        with anyio.fail_after(5):
+            while events != ["enter"]:
+                await anyio.sleep(0.01)
+        async with connected(server) as session:
+            assert text(await session.call_tool("use")) == "life 1"
+            leave.set()
+            with anyio.fail_after(5):
+                while events != ["enter", "exit"]:
+                    await anyio.sleep(0.01)
+            assert (await session.call_tool("use")).is_error
+    assert "the server's lifespan ends while 1 other serving blocks still run" in caplog.text
+
+
 async def test_a_lifespan_that_fails_fails_the_run(anyio_backend: str) -> None:
     events: list[str] = []
     server = build(events, fail=True)

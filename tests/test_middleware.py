@@ -365,6 +365,9 @@ def test_without_middleware_a_session_gets_the_handlers_themselves() -> None:
     with pytest.raises(KeyError):
         requests["prompts/list"]
     assert requests.get("prompts/list") is requests["tools/call"]
+    assert server.session_handlers()[0] is requests  # built once, for every session
+    server.add_middleware(Record())
+    assert server.session_handlers()[0] is not requests  # and again after a change
 
 
 async def test_over_stdio(anyio_backend: str, tmp_path: Path) -> None:

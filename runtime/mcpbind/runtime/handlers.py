@@ -35,6 +35,7 @@ HANDLED_BY_SESSION: frozenset[str] = frozenset(
 
 RequestHandler = Callable[[Any, RequestContext[Any]], Awaitable[Any]]
 NotificationHandler = Callable[[Any, RequestContext[Any]], Awaitable[None]]
+_Handlers = tuple[Mapping[str, RequestHandler], Mapping[str, NotificationHandler]]
 
 
 class HandlerRegistry(Generic[ReceivesT, ContextT]):
@@ -53,18 +54,24 @@ class HandlerRegistry(Generic[ReceivesT, ContextT]):
         self.request_handlers: dict[str, RequestHandler] = {}
         self.notification_handlers: dict[str, NotificationHandler] = {}
         self.middleware: list[Middleware] = list(middleware)
+        # The chain last built, and the middleware it was built from.
+        self._chain: tuple[tuple[Middleware, ...], _Handlers] | None = None
 
     def add_middleware(self, middleware: Middleware) -> None:
         """Add ``middleware`` as the innermost so far: it sees what those added before pass on.
         Sessions already running keep the chain they started with."""
         self.middleware.append(middleware)
 
-    def session_handlers(self) -> tuple[Mapping[str, RequestHandler], Mapping[str, NotificationHandler]]:
+    def session_handlers(self) -> _Handlers:
         """The request and notification handlers for a new session: the registry's own mappings
         (shared, not copied) without middleware, else views through the middleware chain."""
         if not self.middleware:
             return self.request_handlers, self.notification_handlers
-        return chained(self.middleware, self.request_handlers, self.notification_handlers)
+        built = self._chain
+        if built is None or not _same(built[0], self.middleware):
+            key = tuple(self.middleware)
+            built = self._chain = key, chained(key, self.request_handlers, self.notification_handlers)
+        return built[1]
 
     def _peer_sends(self, direction: Any) -> bool:
         return bool(direction.sent_by_client() if self.role == "server" else direction.sent_by_server())
@@ -104,6 +111,11 @@ class HandlerRegistry(Generic[ReceivesT, ContextT]):
             return handler
 
         return register
+
+
+def _same(built: tuple[Middleware, ...], current: list[Middleware]) -> bool:
+    """Whether the chain ``built`` is of exactly the ``current`` middleware objects."""
+    return len(built) == len(current) and all(a is b for a, b in zip(built, current, strict=True))
 
 
 def _refuse_handled_by_session(method: str) -> None:

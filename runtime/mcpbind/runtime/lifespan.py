@@ -16,11 +16,13 @@ The factory is called with the server and entered once, by whatever starts servi
 ``serve_http``), or ``async with server.serving():`` around several ``run`` calls. Serving
 that starts while the lifespan is entered joins it instead (waiting for it to be entered, if
 that is under way); the lifespan is left in the task that entered it, when that one's
-serving ends. The state can be read only meanwhile (``RuntimeError`` otherwise).
+serving ends (with a warning if others still serve). The state can be read only meanwhile
+(``RuntimeError`` otherwise).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -29,6 +31,8 @@ import anyio
 
 __all__ = ["Lifespan", "LifespanFactory"]
 
+log = logging.getLogger("mcpbind")
+
 # Called with the server; what the context manager yields is the lifespan state.
 LifespanFactory = Callable[[Any], AbstractAsyncContextManager[Any]]
 
@@ -36,7 +40,7 @@ LifespanFactory = Callable[[Any], AbstractAsyncContextManager[Any]]
 class Lifespan:
     """The lifespan of one server (its ``owner``, given to ``factory``)."""
 
-    __slots__ = ("_entered", "_factory", "_owner", "_running", "_state")
+    __slots__ = ("_entered", "_factory", "_joined", "_owner", "_running", "_state")
 
     def __init__(self, factory: LifespanFactory, owner: object) -> None:
         self._factory = factory
@@ -46,6 +50,7 @@ class Lifespan:
         # Set once the factory's context manager is entered (or failed to be); None when no
         # serving is under way.
         self._entered: anyio.Event | None = None
+        self._joined = 0  # serving blocks that joined the one that entered it, still running
 
     @property
     def running(self) -> bool:
@@ -70,7 +75,11 @@ class Lifespan:
             await entered.wait()
             if not self._running:
                 raise RuntimeError("the server's lifespan failed to start")
-            yield
+            self._joined += 1
+            try:
+                yield
+            finally:
+                self._joined -= 1
             return
         entered = self._entered = anyio.Event()
         try:
@@ -81,6 +90,12 @@ class Lifespan:
                 try:
                     yield
                 finally:
+                    if self._joined:
+                        log.warning(
+                            "the server's lifespan ends while %d other serving blocks still run; to "
+                            "share it, serve them all inside `async with server.serving():`",
+                            self._joined,
+                        )
                     self._running = False
                     self._state = None
         finally:
