@@ -29,6 +29,7 @@ import anyio
 import pytest
 
 from mcpbind.client.client import Client, ClientSession
+from mcpbind.protocol.errors import McpError
 from mcpbind.schema.v2025_11_25 import TextContent, TextResourceContents
 from mcpbind.server.server import Server
 from tests.harness import child_env, connected, source_roots
@@ -60,7 +61,8 @@ NAMED = {name: block for block in BLOCKS if (name := block_name(block))}
 SCRIPTS = [block for block in BLOCKS if block_name(block) is None]
 
 # What each named block is, and how the tests below use it.
-SERVERS = {"server.py", "echo_server.py", "handlers.py"}  # in memory and over stdio, as programs
+# In memory and over stdio, as programs:
+SERVERS = {"server.py", "echo_server.py", "handlers.py", "guarded.py"}
 KNOWN = {*SERVERS, "client.py", "app.py", "url_client.py"}
 
 SERVE_COMMAND = "mcpbind serve server.py"
@@ -157,6 +159,11 @@ async def check_server(name: str, session: ClientSession) -> None:
     elif name == "echo_server.py":
         result = await session.call_tool("echo", {"text": "hi"})
         assert result.content == [TextContent(text="{'text': 'hi'}")]
+    elif name == "guarded.py":
+        assert (await session.call_tool("visit")).structured_content == {"result": 1}
+        with pytest.raises(McpError, match="reset is not allowed"):
+            await session.call_tool("reset")
+        assert (await session.call_tool("visit")).structured_content == {"result": 2}
     else:
         assert name == "handlers.py"
         result = await session.call_tool("greet")

@@ -4,7 +4,7 @@ what a server sends."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -14,6 +14,7 @@ from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import HandlerRegistry, NotificationHandler
+from mcpbind.runtime.middleware import Middleware
 from mcpbind.runtime.session import ProgressCallback, Session
 from mcpbind.server.pagination import all_pages
 from mcpbind.transports.base import Transport
@@ -243,6 +244,10 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
     * ``sampling_context``: it honours an ``includeContext`` other than ``"none"``
       (``sampling.context``; the client may ignore the request, so such requests are not
       refused).
+
+    ``middleware`` sees each request and notification from the server before the handlers
+    above, the first outermost (see :mod:`mcpbind.runtime.middleware`; :meth:`add_middleware`
+    adds more); what the capability checks refuse passes it first.
     """
 
     def __init__(
@@ -263,13 +268,14 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         protocol_version: str | None = None,
         request_timeout: float | None = 60.0,
         max_concurrent_requests: int = 16,
+        middleware: Iterable[Middleware] = (),
     ) -> None:
         self.info = types.Implementation(name=name, version=version, title=_opt(title))
         self.versions = tuple(versions)
         self.protocol_version = protocol_version or self.versions[0]
         self.request_timeout = request_timeout
         self.max_concurrent_requests = max_concurrent_requests
-        super().__init__("client")
+        super().__init__("client", middleware)
         self.notification_handlers.update(notification_handlers or {})
         if sampling is None and (sampling_tools or sampling_context):
             raise ValueError("sampling_tools and sampling_context need a sampling handler")
@@ -315,11 +321,12 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
     ) -> AsyncIterator[ClientSession]:
         """Initialize a session over ``transport``; it is closed when the block ends."""
         connection = Connection("client", self.info, self.capabilities, versions=self.versions)
+        request_handlers, notification_handlers = self.session_handlers()
         session = Session(
             transport,
             connection,
-            request_handlers=self.request_handlers,
-            notification_handlers=self.notification_handlers,
+            request_handlers=request_handlers,
+            notification_handlers=notification_handlers,
             request_timeout=self.request_timeout,
             max_concurrent_requests=self.max_concurrent_requests,
         )

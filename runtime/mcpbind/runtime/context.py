@@ -76,6 +76,16 @@ class RequestContext(Generic[SendsT]):
         return self.session.connection.peer.info
 
     @property
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (``Server(lifespan=...)``, see
+        :mod:`mcpbind.runtime.lifespan`); ``RuntimeError`` without one, or while it is not
+        running."""
+        lifespan = self.session.lifespan
+        if lifespan is None:
+            raise RuntimeError("no lifespan: give the server one with Server(lifespan=...)")
+        return lifespan.state
+
+    @property
     def progress_token(self) -> str | int | None:
         return self._progress_token
 

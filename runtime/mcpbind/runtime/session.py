@@ -56,6 +56,7 @@ from mcpbind.runtime.context import ClientContext, RequestContext, ServerContext
 from mcpbind.runtime.deadlines import Deadlines, Waiter
 from mcpbind.runtime.exception_groups import only_error
 from mcpbind.runtime.handlers import HANDLED_BY_SESSION, HandlerRegistry, NotificationHandler, RequestHandler
+from mcpbind.runtime.lifespan import Lifespan
 from mcpbind.runtime.stepping import awaited, resume
 from mcpbind.transports.base import MessageTooLarge, Transport
 
@@ -206,6 +207,7 @@ class Session:
         "_workers",
         "connection",
         "expose_internal_errors",
+        "lifespan",
         "log_level",
         "max_concurrent_requests",
         "max_pending_requests",
@@ -298,6 +300,8 @@ class Session:
         self._ready_event: anyio.Event | None = None
         # The lowest level of log messages the peer wants (``logging/setLevel``).
         self.log_level: types.LoggingLevel = "debug"
+        # The lifespan of the server that made the session, if it has one (ctx.lifespan_state).
+        self.lifespan: Lifespan | None = None
 
     # -- state ----------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -14,6 +15,8 @@ from mcpbind.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_N
 from mcpbind.protocol.methods import RequestSpec, ToServer
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import HandlerRegistry
+from mcpbind.runtime.lifespan import Lifespan
+from mcpbind.runtime.middleware import Middleware
 from mcpbind.runtime.session import Session, Spawn
 from mcpbind.server.broadcast import Broadcasts
 from mcpbind.server.handler_objects import handlers_of
@@ -95,6 +98,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     :meth:`Session.send_soon <mcpbind.runtime.session.Session.send_soon>`). The HTTP servers'
     transports take them in line: they wait for no client either, and have bounds of their
     own for a client that does not read (it is cut off or disconnected).
+
+    ``middleware``: what sees each request and notification before the handlers, the first
+    outermost (see :mod:`mcpbind.runtime.middleware`; :meth:`add_middleware` adds more).
+    ``lifespan``: called with the server when it starts serving, an async context manager
+    whose value handlers read as ``ctx.lifespan_state`` (see :mod:`mcpbind.runtime.lifespan`
+    and :meth:`serving`).
     """
 
     def __init__(
@@ -118,8 +127,11 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         max_uri_length: int = 8192,
         shutdown_grace_period: float = 5.0,
         max_queued_bytes: int = 1 << 20,
+        middleware: Iterable[Middleware] = (),
+        lifespan: Callable[[Server], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
-        super().__init__("server")
+        super().__init__("server", middleware)
+        self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
         self.page_size = page_size
         self.max_uri_length = max_uri_length
         self.tools: dict[str, FunctionTool] = {}
@@ -611,11 +623,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     def session(self, transport: Transport, connection: Connection | None = None) -> Session:
         """A session over ``transport`` (use as ``async with``); :meth:`run` is the usual way.
         ``connection``: one to use instead of a new :meth:`connection`."""
-        return Session(
+        request_handlers, notification_handlers = self.session_handlers()
+        session = Session(
             transport,
             connection if connection is not None else self.connection(),
-            request_handlers=self.request_handlers,
-            notification_handlers=self.notification_handlers,
+            request_handlers=request_handlers,
+            notification_handlers=notification_handlers,
             request_timeout=self.request_timeout,
             max_concurrent_requests=self.max_concurrent_requests,
             max_pending_requests=self.max_pending_requests,
@@ -623,6 +636,8 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             shutdown_grace_period=self.shutdown_grace_period,
             max_queued_bytes=self.max_queued_bytes,
         )
+        session.lifespan = self._lifespan
+        return session
 
     def inline_session(
         self,
@@ -648,10 +663,22 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self._broadcasts.forget(session)
         await session.end()
 
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """The server serves during the block: its lifespan (``Server(lifespan=...)``) is
+        entered, or joined if it is already (see :mod:`mcpbind.runtime.lifespan`). :meth:`run`
+        and the ASGI lifespan of :meth:`http_app` do this themselves; use it around several
+        :meth:`run` calls that share one lifespan."""
+        if self._lifespan is None:
+            yield
+            return
+        async with self._lifespan.serving():
+            yield
+
     async def run(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes the connection and the requests it
         sent before are answered (within ``shutdown_grace_period``)."""
-        async with self.session(transport) as session:
+        async with self.serving(), self.session(transport) as session:
             self._broadcasts.add(session)
             try:
                 await session.wait_closed()

@@ -298,17 +298,19 @@ class LegacySSEApp:
         this by itself; use it for hosts that do not send lifespan events."""
         if self._task_group is not None:
             raise RuntimeError("this LegacySSEApp is already running")
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        self._task_group = task_group
-        try:
-            yield self
-        finally:
-            self._task_group = None
-            for session in list(self._sessions.values()):
-                session.end()
-            task_group.cancel_scope.cancel()
-            await task_group.__aexit__(None, None, None)
+        # The server's lifespan spans the app's, so that every session's Server.run joins it.
+        async with self.server.serving():
+            task_group = anyio.create_task_group()
+            await task_group.__aenter__()
+            self._task_group = task_group
+            try:
+                yield self
+            finally:
+                self._task_group = None
+                for session in list(self._sessions.values()):
+                    session.end()
+                task_group.cancel_scope.cancel()
+                await task_group.__aexit__(None, None, None)
 
     async def _run_session(self, session: LegacySession) -> None:
         try:

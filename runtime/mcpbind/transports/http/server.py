@@ -798,7 +798,9 @@ class StreamableHTTPApp:
         """Run the sessions' task group (what ASGI lifespan does); on exit every session ends."""
         if self._task_group is not None:
             raise RuntimeError("this app is already running")
-        async with anyio.create_task_group() as tg:
+        # The server's lifespan (Server(lifespan=...)) spans the app's: entered before the
+        # first session, left after the last one ended.
+        async with self.server.serving(), anyio.create_task_group() as tg:
             self._task_group = tg
             if not self.stateless and (
                 self.session_idle_timeout is not None or self.initialization_timeout is not None
