@@ -23,15 +23,16 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import mcpbind
-import mcpbind.transports.stdio as stdio_module
 from mcpbind.transports.base import MessageTooLarge
 from mcpbind.transports.stdio import (
     LineFramer,
     StdioClientTransport,
     StdioTransport,
+    fdio,
     spawn_stdio_server,
     stdio_server_transport,
 )
+from mcpbind.transports.stdio import process as stdio_process
 
 PEERS = str(Path(__file__).with_name("stdio_peers.py"))
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")
@@ -426,11 +427,11 @@ def fd_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     for what cannot be polled."""
     mode: str = request.param
     if mode == "threads":
-        monkeypatch.setattr(stdio_module, "_pollable", lambda fd: False)
+        monkeypatch.setattr(fdio, "_pollable", lambda fd: False)
     elif sys.platform == "win32":
         pytest.skip("pipes cannot be polled on Windows")
     elif mode == "poll-pipe-buf":
-        monkeypatch.setattr(stdio_module, "_RWF_NOWAIT", None)
+        monkeypatch.setattr(fdio, "_RWF_NOWAIT", None)
     return mode
 
 
@@ -550,7 +551,7 @@ async def test_pipe_send_nowait_writes_a_whole_line_or_nothing(fd_mode: str) -> 
 
 
 @pytest.mark.anyio
-@pytest.mark.skipif(stdio_module._RWF_NOWAIT is None, reason="no RWF_NOWAIT on this platform")
+@pytest.mark.skipif(fdio._RWF_NOWAIT is None, reason="no RWF_NOWAIT on this platform")
 async def test_pipe_writes_fall_back_when_rwf_nowait_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     # An older kernel refuses RWF_NOWAIT on pipes (EOPNOTSUPP): the first write finds out and
     # every write from then on polls and writes PIPE_BUF pieces; nothing is lost or doubled.
@@ -695,7 +696,7 @@ async def test_fd_stream_honours_max_bytes(fd_mode: str) -> None:
     with crossed_pipes() as pipes, anyio.fail_after(5):
         os.write(pipes.a_out, b"abcdefgh")
         pipes.close(pipes.a_out)
-        stream = stdio_module._FdReceiveStream(pipes.b_in)
+        stream = fdio.FdReceiveStream(pipes.b_in)
         assert [await stream.receive(3) for _ in range(3)] == [b"abc", b"def", b"gh"]
         with pytest.raises(anyio.EndOfStream):
             await stream.receive(3)
@@ -708,7 +709,7 @@ async def test_regular_files_use_the_thread_fallback(tmp_path: Path) -> None:
     source.write_bytes(b'{"a":1}\n\n{"b":2}\r\n{"c":3}')
     target = tmp_path / "out.jsonl"
     with open(source, "rb") as stdin, open(target, "wb") as stdout, anyio.fail_after(5):
-        assert not stdio_module._pollable(stdin.fileno())
+        assert not fdio._pollable(stdin.fileno())
         async with stdio_server_transport(stdin=stdin.fileno(), stdout=stdout.fileno()) as t:
             assert [await t.receive() for _ in range(3)] == [b'{"a":1}', b'{"b":2}', b'{"c":3}']
             with pytest.raises(anyio.EndOfStream):
@@ -808,9 +809,9 @@ async def test_spawned_child_large_messages_and_no_descriptor_left_open(
 ) -> None:
     # The client reads and writes pipes of its own (non-blocking, polled) where it can, the
     # backend's process streams elsewhere: both carry 1 MB lines whole, and close every pipe.
-    if own_pipes and not stdio_module._OWN_PIPES:
+    if own_pipes and not stdio_process._OWN_PIPES:
         pytest.skip("this platform uses the backend's process streams")
-    monkeypatch.setattr(stdio_module, "_OWN_PIPES", own_pipes)
+    monkeypatch.setattr(stdio_process, "_OWN_PIPES", own_pipes)
     fd_dir = Path("/proc/self/fd")
     before = set(os.listdir(fd_dir)) if fd_dir.is_dir() else None
     message = b'{"pad":"' + b"m" * 1_000_000 + b'"}'
