@@ -262,6 +262,16 @@ async def test_transport_round_trip_over_memory_streams() -> None:
 
 
 @pytest.mark.anyio
+async def test_send_nowait_needs_a_descriptor_stream() -> None:
+    # Only the descriptor streams (fdio) can write a line whole without waiting; over any
+    # other stream send_nowait() writes nothing and says so, and send() does the work.
+    async with memory_transport() as (transport, _, bytes_out):
+        assert not transport.send_nowait(b'{"n":1}')
+        await transport.send(b'{"n":2}')
+        assert await bytes_out.receive() == b'{"n":2}\n'
+
+
+@pytest.mark.anyio
 async def test_answers_to_a_burst_leave_in_one_write_and_in_order() -> None:
     async with memory_transport() as (transport, chunks_in, bytes_out):
         await chunks_in.send(b"".join(b'{"id":%d}\n' % i for i in range(5)))

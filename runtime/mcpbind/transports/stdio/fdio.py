@@ -8,6 +8,10 @@ Pipes, sockets and terminals are waited on by the event loop (``anyio.wait_reada
 for a zero-timeout ``poll`` and is kept to ``PIPE_BUF`` bytes. What the loop cannot poll (regular
 files, ``/dev/null``, Windows, anyio older than 4.7) is read and written by daemon threads
 (:mod:`~mcpbind.transports.stdio.fdthreads`).
+
+The streams also offer two optional features, each a small :class:`~typing.Protocol` below
+(:class:`ReceiveReadyStream`, :class:`WriteWholeNowaitStream`), which
+:class:`~mcpbind.transports.stdio.stream.StdioTransport` takes up once, when it is built.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import select
 import stat
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -35,6 +39,8 @@ __all__ = [
     "READ_SIZE",
     "FdReceiveStream",
     "FdSendStream",
+    "ReceiveReadyStream",
+    "WriteWholeNowaitStream",
 ]
 
 # How much one read asks for: large enough that a burst of small messages costs one read.
@@ -58,7 +64,9 @@ _NOWAIT_UNSUPPORTED = frozenset(
     if hasattr(errno, name)
 )
 
-# POLLIN, or the hang-up that ends the stream.
+# poll(2), to ask about a descriptor without waiting (not on Windows); POLLIN, or the hang-up
+# that ends the stream.
+_HAS_POLL = hasattr(select, "poll")
 _READABLE = select.POLLIN | select.POLLHUP | select.POLLERR if hasattr(select, "POLLIN") else 0
 
 # anyio >= 4.7 waits on any file descriptor; older versions get the thread fallback.
@@ -69,6 +77,30 @@ _notify_closing: Callable[[int], None] | None = getattr(anyio, "notify_closing",
 # Whether the event loop can wait on a descriptor here at all (then pipes, sockets and
 # terminals are polled, and a client makes pipes of its own to a server process).
 LOOP_WAITS_ON_FDS = sys.platform != "win32" and _wait_readable is not None and _wait_writable is not None
+
+
+# --------------------------------------------------------------------------------------------
+# The optional features of a byte stream that StdioTransport uses when the stream has them
+# --------------------------------------------------------------------------------------------
+
+
+class ReceiveReadyStream(Protocol):
+    """A byte stream that can hand over what is readable now, without waiting or yielding
+    (:class:`FdReceiveStream` can): the rest of a large message already in the pipe is taken
+    without a trip through the event loop."""
+
+    def receive_ready(self, max_bytes: int) -> bytes | None:
+        """What one read returns if data is readable now (``b""`` at end of file), else ``None``."""
+        ...
+
+
+class WriteWholeNowaitStream(Protocol):
+    """A byte stream that can write a short message whole now or not at all
+    (:class:`FdSendStream` can): what ``send_nowait`` of the transport needs."""
+
+    def write_whole_nowait(self, data: bytes) -> bool:
+        """Write ``data`` whole if that needs no waiting; ``False`` if nothing was written."""
+        ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,7 +225,7 @@ class FdReceiveStream(ByteReceiveStream):
         self._poll = _pollable(fd)
         self._polled = False  # one poll succeeded: later errors are real, not "unpollable"
         self._threaded: ThreadedReader | None = None
-        self._poller = select.poll() if self._poll and not owned and hasattr(select, "poll") else None
+        self._poller = select.poll() if self._poll and not owned and _HAS_POLL else None
         if self._poller is not None:
             self._poller.register(fd, select.POLLIN)
         self._watch: _AsyncioWatch | Literal[False] | None = None  # None: not decided yet
@@ -291,7 +323,7 @@ class FdSendStream(ByteSendStream):
         self._poll = _pollable(fd)
         self._polled = False
         self._threaded: ThreadedWriter | None = None
-        self._poller = select.poll() if self._poll and not owned and hasattr(select, "poll") else None
+        self._poller = select.poll() if self._poll and not owned and _HAS_POLL else None
         if self._poller is not None:
             self._poller.register(fd, select.POLLOUT)
         self._nowait = self._poll and not owned and _RWF_NOWAIT is not None

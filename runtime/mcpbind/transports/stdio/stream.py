@@ -25,6 +25,8 @@ from mcpbind.transports.stdio.fdio import (
     READ_SIZE,
     FdReceiveStream,
     FdSendStream,
+    ReceiveReadyStream,
+    WriteWholeNowaitStream,
 )
 from mcpbind.transports.stdio.framing import LineFramer
 
@@ -101,6 +103,12 @@ class StdioTransport:
     kept; ``receive()`` writes what is held before it waits for input, and so does
     :meth:`aclose`, which also lets a send in progress end first (for up to a second in all, for
     a peer that does not read). ``batch_bytes=0`` holds nothing back.
+
+    Over the descriptor streams of :mod:`~mcpbind.transports.stdio.fdio` (this process's stdin
+    and stdout, a client's own pipes to its server) the transport also uses their optional
+    features: :meth:`send_nowait` writes a short message at once, and the rest of a large
+    message already readable is taken without waiting. Over other streams ``send_nowait``
+    returns ``False`` and ``send()`` does the work.
     """
 
     def __init__(
@@ -112,6 +120,13 @@ class StdioTransport:
     ) -> None:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
+        # The streams' optional features, taken up once, here, by the streams' classes.
+        self._ready_stream: ReceiveReadyStream | None = (
+            receive_stream if isinstance(receive_stream, FdReceiveStream) else None
+        )
+        self._nowait_stream: WriteWholeNowaitStream | None = (
+            send_stream if isinstance(send_stream, FdSendStream) else None
+        )
         self._framer = LineFramer(max_message_size)
         self._send_lock = _SendLock()
         self.batch_bytes = batch_bytes
@@ -153,10 +168,10 @@ class StdioTransport:
                 if framer.buffered:
                     # In the middle of a line (a large message arriving): take what is already
                     # readable without a trip through the event loop.
-                    receive_ready = getattr(self._receive_stream, "receive_ready", None)
-                    if receive_ready is not None:
+                    ready_stream = self._ready_stream
+                    if ready_stream is not None:
                         await checkpoint_if_cancelled()
-                        chunk = receive_ready(READ_SIZE)
+                        chunk = ready_stream.receive_ready(READ_SIZE)
                 if chunk is None:
                     chunk = await self._receive_stream.receive(READ_SIZE)
                 elif not chunk:
@@ -221,9 +236,9 @@ class StdioTransport:
         """Write the message and its newline whole, now, or write nothing and return ``False``:
         when another send is in progress, the stream cannot write without waiting, or the line
         is longer than ``PIPE_BUF`` (only that much is written whole or not at all)."""
-        write_whole = getattr(self._send_stream, "write_whole_nowait", None)
+        nowait_stream = self._nowait_stream
         if (
-            write_whole is None
+            nowait_stream is None
             or self._closed
             or self._send_torn
             or self._batching
@@ -234,7 +249,7 @@ class StdioTransport:
         ):
             return False
         try:
-            return bool(write_whole(message + b"\n"))
+            return nowait_stream.write_whole_nowait(message + b"\n")
         except OSError:
             return False  # send() meets the error again and says it properly
 
