@@ -143,6 +143,9 @@ class _AsyncioWatch:
     The loop reports the descriptor for as long as data is unread, so a report with nobody
     waiting is expected once (the reader was woken and has not read yet); after two in a row
     (nobody reads: the session is busy elsewhere) the watch unregisters until the next wait.
+
+    A speed trick that goes below anyio to asyncio's loop (chosen by :func:`_watcher`); its
+    plain-anyio equivalent is ``anyio.wait_readable``, which trio always uses.
     """
 
     __slots__ = ("_fd", "_idle_reports", "_loop", "_waiter", "_watching")
@@ -168,7 +171,8 @@ class _AsyncioWatch:
             self._watching = False
 
     def stale(self) -> bool:
-        """Whether this watch belongs to an event loop that is not the one running now."""
+        """Whether this watch belongs to an event loop that is not the one running now (asked
+        on each wait: asyncio's private ``_get_running_loop``, as in :func:`_anyio_asyncio_loop`)."""
         return sys.modules["asyncio"]._get_running_loop() is not self._loop
 
     async def wait(self) -> None:
@@ -194,14 +198,30 @@ class _AsyncioWatch:
             waiter.set_exception(anyio.ClosedResourceError())
 
 
+def _anyio_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio event loop anyio runs on in this thread, or ``None`` (trio, or no loop).
+
+    A speed trick on library internals, kept to this one function: asyncio's private
+    ``_get_running_loop`` answers ``None`` off a loop without raising (and without importing
+    asyncio where trio runs), and anyio's backend is recognised by the module its ``Event``
+    class comes from, ``"anyio._backends._asyncio"``. Asked when a stream first waits (and
+    again if its loop changed), not per message. Answering ``None`` is the plain-anyio way:
+    every wait then goes through ``anyio.wait_readable``.
+    """
+    asyncio_module = sys.modules.get("asyncio")  # not imported: the loop is not asyncio's
+    loop: asyncio.AbstractEventLoop | None = (
+        None if asyncio_module is None else asyncio_module._get_running_loop()
+    )
+    if loop is None or type(anyio.Event()).__module__ != "anyio._backends._asyncio":
+        return None
+    return loop
+
+
 def _watcher(fd: int) -> _AsyncioWatch | Literal[False]:
     """An :class:`_AsyncioWatch` when anyio runs on asyncio here, else ``False`` (anyio's
     ``wait_readable`` then, e.g. on trio)."""
-    asyncio_module = sys.modules.get("asyncio")  # not imported: the loop is not asyncio's
-    loop = None if asyncio_module is None else asyncio_module._get_running_loop()
-    if loop is None or type(anyio.Event()).__module__ != "anyio._backends._asyncio":
-        return False
-    return _AsyncioWatch(fd, loop)
+    loop = _anyio_asyncio_loop()
+    return False if loop is None else _AsyncioWatch(fd, loop)
 
 
 # --------------------------------------------------------------------------------------------
