@@ -38,10 +38,10 @@ from mcpbind.transports.stdio import StdioClientTransport, spawn_stdio_server
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 ECHO_SERVER = ROOT / "examples" / "echo_server.py"
-SESSION_SERVER = Path(__file__).resolve().parent / "peers" / "session_server.py"
-SCRIPTED_SERVER = Path(__file__).resolve().parent / "peers" / "scripted_server.py"
+SESSION_SERVER = ROOT / "tests" / "peers" / "session_server.py"
+SCRIPTED_SERVER = ROOT / "tests" / "peers" / "scripted_server.py"
 
 TEST_TIMEOUT = 30.0  # the most a whole test may take
 REPLY_TIMEOUT = 5.0  # the most one expected message may take

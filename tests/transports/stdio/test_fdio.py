@@ -1,7 +1,7 @@
 """The stdio transport: framing, the transport over byte streams, this process's stdio, child servers.
 
 Every async test runs on asyncio and on trio (see conftest.py); the framer tests are sans-io.
-Child processes come from tests/stdio_peers.py.
+Child processes come from tests/transports/stdio/peers.py.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from mcpbind.transports.stdio import (
 )
 from mcpbind.transports.stdio import process as stdio_process
 
-PEERS = str(Path(__file__).with_name("stdio_peers.py"))
+PEERS = str(Path(__file__).with_name("peers.py"))
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")
 
 
