@@ -32,7 +32,7 @@ RUNTIME = ROOT / "runtime"
 FOREIGN_PRIVATE_ALLOWED = {
     # asyncio's ``_get_running_loop`` returns None off a loop instead of raising, cheaply: the
     # stdio reader asks it on each wait to know whether it runs on asyncio (and which loop).
-    ("mcpbind.transports.stdio", "_get_running_loop"),
+    ("mcpbind.transports.stdio.fdio", "_get_running_loop"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Child processes for tests/test_stdio_transport.py: ``python stdio_peers.py MODE [ARGS]``.
+"""Child processes for the tests of tests/transports/stdio/: ``python peers.py MODE [ARGS]``.
 
 Modes:
 

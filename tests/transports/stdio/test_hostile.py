@@ -16,18 +16,12 @@ import pytest
 
 from mcpbind.client.client import Client
 from mcpbind.protocol.errors import INTERNAL_ERROR, PARSE_ERROR, McpError
-from tests.test_stdio_session import ECHO_SERVER, TEST_TIMEOUT, child_env, raw_server
+from tests.transports.stdio.children import ECHO_SERVER, ROOT, TEST_TIMEOUT, child_env, raw_server
 
 pytestmark = pytest.mark.anyio
 
-HOSTILE_SERVER = Path(__file__).resolve().parent / "peers" / "hostile_server.py"
+HOSTILE_SERVER = ROOT / "tests" / "peers" / "hostile_server.py"
 DEPTHS = [1_000, 10_000, 100_000]
-
-
-@pytest.fixture(params=["asyncio", "trio"])
-def server_backend(request: pytest.FixtureRequest) -> str:
-    backend: str = request.param
-    return backend
 
 
 def nested(depth: int) -> bytes:
