@@ -81,6 +81,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
+from mcpbind.protocol.peek import Peeked, peek
 from mcpbind.protocol.wire import Codec, RequestId, salvage_id
 from mcpbind.runtime.exception_groups import only_error
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
@@ -161,13 +162,6 @@ class HTTPTransportError(Exception):
 # --------------------------------------------------------------------------------------------
 
 
-class _Envelope(msgspec.Struct):
-    """What a message is: a request (id and method), a notification (method), a response."""
-
-    id: RequestId | UnsetType | None = UNSET
-    method: str | UnsetType = UNSET
-
-
 class _InitializeAnswer(msgspec.Struct):
     id: RequestId | UnsetType | None = UNSET
     result: _InitializeResultVersion | UnsetType = UNSET
@@ -187,7 +181,6 @@ class _Cancelled(msgspec.Struct):
     params: _CancelledParams | UnsetType = UNSET
 
 
-_envelope = msgspec.json.Decoder(_Envelope)
 _cancelled = msgspec.json.Decoder(_Cancelled)
 _envelopes = msgspec.json.Decoder(list[Raw])
 _initialize_answer = msgspec.json.Decoder(_InitializeAnswer)
@@ -214,18 +207,19 @@ def _cancelled_request(data: bytes) -> RequestId | None:
     return params.requestId
 
 
-def _peek(data: bytes) -> _Envelope | None:
+def _peek(data: bytes) -> Peeked | None:
+    """What a message is (its id and method), or ``None`` when it is not a JSON-RPC message."""
     try:
-        return _envelope.decode(data)
+        return peek(data)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         pass
     # A response that does not decode (nested too deeply, a lone surrogate) still names the
     # request it answers when its id can be read: delivered, it fails that request at once.
     salvaged = salvage_id(data)
-    return _Envelope(id=salvaged.id) if salvaged.response and salvaged.id is not None else None
+    return Peeked(id=salvaged.id) if salvaged.response and salvaged.id is not None else None
 
 
-def _is_response_to(envelope: _Envelope | None, ident: RequestId) -> bool:
+def _is_response_to(envelope: Peeked | None, ident: RequestId) -> bool:
     return (
         envelope is not None
         and isinstance(envelope.method, UnsetType)
@@ -441,7 +435,7 @@ class StreamableHTTPTransport(QueuedReceive):
             if not place.streaming:
                 place.give_back()
 
-    async def _cancel(self, message: bytes, envelope: _Envelope) -> None:
+    async def _cancel(self, message: bytes, envelope: Peeked) -> None:
         """Send ``notifications/cancelled``; then stop reading (or resuming) the stream of the
         request it names, which frees its connection and its place: no response is coming."""
         place = _Place(self._control)
@@ -499,7 +493,7 @@ class StreamableHTTPTransport(QueuedReceive):
         except httpx.HTTPError as exc:
             raise _Failure(CONNECTION_CLOSED, f"{what} failed: {exc!r}") from None
 
-    async def _post(self, message: bytes, envelope: _Envelope, place: _Place, *, may_renew: bool) -> None:
+    async def _post(self, message: bytes, envelope: Peeked, place: _Place, *, may_renew: bool) -> None:
         """POST one message and route what comes back. Raises :class:`_Failure`. A request's
         stream is read in the background, which gives ``place`` back when it ends."""
         is_initialize = envelope.method == "initialize"
@@ -620,7 +614,7 @@ class StreamableHTTPTransport(QueuedReceive):
         for item, envelope in zip(messages, peeked, strict=True):
             await self._deliver(item, envelope)
 
-    async def _deliver(self, message: bytes, envelope: _Envelope | None = None) -> None:
+    async def _deliver(self, message: bytes, envelope: Peeked | None = None) -> None:
         """Queue one message for ``receive()``, noting the negotiated version on the way."""
         if self._initialize_id is not None and self.protocol_version is None:
             envelope = envelope or _peek(message)
@@ -639,7 +633,7 @@ class StreamableHTTPTransport(QueuedReceive):
         if not isinstance(answer.result, UnsetType) and isinstance(answer.result.protocolVersion, str):
             self.protocol_version = answer.result.protocolVersion
 
-    async def _fail(self, envelope: _Envelope, failure: _Failure) -> None:
+    async def _fail(self, envelope: Peeked, failure: _Failure) -> None:
         """A request gets an error response made here; anything else is only logged."""
         if isinstance(envelope.method, str) and isinstance(envelope.id, int | str):
             await self._fail_request(envelope.id, failure)

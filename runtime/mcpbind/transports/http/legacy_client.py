@@ -40,6 +40,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
+from mcpbind.protocol.peek import Peeked, peek
 from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.transports.http._common import QueuedReceive, Received
@@ -56,14 +57,6 @@ class LegacySSEError(Exception):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-
-
-class _Envelope(msgspec.Struct):
-    id: int | str | None = None
-    method: str | None = None
-
-
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
 
 
 class LegacySSETransport(QueuedReceive):
@@ -127,10 +120,11 @@ class LegacySSETransport(QueuedReceive):
 
     def _failed(self, message: bytes, reason: str) -> None:
         try:
-            envelope = _ENVELOPE.decode(message)
+            envelope = peek(message)
         except (msgspec.DecodeError, msgspec.ValidationError):
-            envelope = _Envelope()
-        if envelope.method is not None and envelope.id is not None:
+            envelope = Peeked()
+        # (A member absent is UNSET here, and ``null`` is no id: a request has both, not null.)
+        if envelope.is_request:
             raise McpError(INTERNAL_ERROR, f"Request {envelope.method} failed: {reason}")
         log.warning("message not delivered: %s", reason)
 
