@@ -29,8 +29,8 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.base import MessageTooLarge
+from mcpbind.transports.http.client import LegacySSEError, LegacySSETransport, open_legacy_sse
 from mcpbind.transports.http.legacy import LegacySession, LegacySSEApp
-from mcpbind.transports.http.legacy_client import LegacySSEError, LegacySSETransport, open_legacy_sse
 from tests.http_harness import ServerName, serve_asgi
 
 methods = types.methods

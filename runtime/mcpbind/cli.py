@@ -258,8 +258,7 @@ async def _run_call(args: argparse.Namespace) -> int:
     server: str = args.server
     unreachable: tuple[type[Exception], ...] = (OSError,)
     if server.startswith(("http://", "https://")):
-        from mcpbind.transports.http.client import HTTPTransportError
-        from mcpbind.transports.http.legacy_client import LegacySSEError
+        from mcpbind.transports.http.client import HTTPTransportError, LegacySSEError
 
         unreachable = (OSError, HTTPTransportError, LegacySSEError)
     client = Client("mcpbind", __version__, request_timeout=None)

@@ -33,8 +33,8 @@ from mcpbind.client.client import Client, ClientSession
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
+from mcpbind.transports.http.client import open_legacy_sse
 from mcpbind.transports.http.legacy import LegacySSEApp
-from mcpbind.transports.http.legacy_client import open_legacy_sse
 from tests.http_harness import serve_asgi
 
 pytestmark = pytest.mark.anyio

@@ -381,8 +381,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         (each holds a connection until answered); more wait for a place, while pings,
         cancellations and other control messages go on apart from them.
         """
-        from mcpbind.transports.http.client import HTTPTransportError, open_streamable_http
-        from mcpbind.transports.http.legacy_client import open_legacy_sse
+        from mcpbind.transports.http.client import HTTPTransportError, open_legacy_sse, open_streamable_http
 
         options: dict[str, Any] = {
             "headers": headers,

@@ -43,8 +43,8 @@ from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
 from mcpbind.protocol.peek import Peeked, peek
 from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
-from mcpbind.transports.http._common import QueuedReceive, Received
-from mcpbind.transports.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
+from mcpbind.transports.http.client.received import QueuedReceive, Received
+from mcpbind.transports.http.client.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 
 __all__ = ["LegacySSEError", "LegacySSETransport", "open_legacy_sse"]
 
