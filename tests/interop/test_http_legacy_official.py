@@ -29,7 +29,8 @@ from mcp.client.sse import sse_client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
@@ -182,7 +183,7 @@ async def our_sampling(
 
 
 @asynccontextmanager
-async def our_client() -> AsyncIterator[ClientSession]:
+async def our_client() -> AsyncIterator[RemoteServer]:
     app = official_server().sse_app(host="127.0.0.1")
     client = Client("mcpbind-legacy-client", "0.1", sampling=our_sampling)
     async with (

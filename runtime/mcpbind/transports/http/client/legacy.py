@@ -3,8 +3,8 @@
 ::
 
     async with open_legacy_sse("http://127.0.0.1:8000/sse") as transport:
-        async with Client().connect(transport) as session:
-            await session.list_tools()
+        async with Client().connect(transport) as server:
+            await server.list_tools()
 
 :func:`open_legacy_sse` opens the SSE stream with ``GET``, waits for the server's ``endpoint``
 event, resolves that URI against the stream's URL (an endpoint on another origin is refused:

@@ -339,8 +339,8 @@ async def open_streamable_http(
     streams; ``terminate_on_close`` sends DELETE for the session at the end. ::
 
         async with open_streamable_http("http://127.0.0.1:8000/mcp") as transport:
-            async with Client().connect(transport) as session:
-                await session.list_tools()
+            async with Client().connect(transport) as server:
+                await server.list_tools()
     """
     own_client = http_client is None
     client = (
