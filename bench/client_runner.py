@@ -6,7 +6,7 @@ anyio (which all three bring) and the one SDK named on its command line, nothing
 repository. The client starts the server itself, through its SDK's own stdio client:
 
 * ``mcpbind-asyncio`` / ``mcpbind-trio``: ``mcpbind.client.client.Client().connect_stdio(...)`` and the
-  typed ``ClientSession.call_tool``;
+  typed ``RemoteServer.call_tool``;
 * ``official``: the official SDK's ``stdio_client(StdioServerParameters(...))`` and
   ``ClientSession(read, write)``: ``initialize()`` then ``call_tool`` (which lists the tools once,
   to check results against their output schemas);

@@ -25,7 +25,8 @@ from typing import Any
 
 import anyio
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 
@@ -62,7 +63,7 @@ def _text(result: types.CallToolResult) -> str:
     return " ".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-async def _call(session: ClientSession, name: str, arguments: dict[str, Any]) -> str:
+async def _call(session: RemoteServer, name: str, arguments: dict[str, Any]) -> str:
     tools = {tool.name for tool in await session.all_tools()}
     if name not in tools:
         raise ScenarioFailed(f"the server lists no tool {name!r} (it has {sorted(tools)})")
@@ -72,23 +73,23 @@ async def _call(session: ClientSession, name: str, arguments: dict[str, Any]) ->
     return _text(result)
 
 
-async def _initialize(session: ClientSession) -> str:
+async def _initialize(session: RemoteServer) -> str:
     return f"initialized with {session.server_info.name}, protocol {session.protocol_version}"
 
 
-async def _tools_call(session: ClientSession) -> str:
+async def _tools_call(session: RemoteServer) -> str:
     return await _call(session, "add_numbers", {"a": 5, "b": 3})
 
 
-async def _elicitation_defaults(session: ClientSession) -> str:
+async def _elicitation_defaults(session: RemoteServer) -> str:
     return await _call(session, "test_client_elicitation_defaults", {})
 
 
-async def _sse_retry(session: ClientSession) -> str:
+async def _sse_retry(session: RemoteServer) -> str:
     return await _call(session, "test_reconnection", {})
 
 
-Scenario = Callable[[ClientSession], Awaitable[str]]
+Scenario = Callable[[RemoteServer], Awaitable[str]]
 
 SCENARIOS: dict[str, tuple[Scenario, Client]] = {
     "initialize": (_initialize, Client("mcpbind-conformance-client", "0.1.0")),

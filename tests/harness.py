@@ -11,7 +11,8 @@ from pathlib import Path
 import anyio
 
 import mcpbind
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.wire import RequestId
 from mcpbind.server.server import Server
 from mcpbind.transports.memory import memory_pair
@@ -20,7 +21,7 @@ from mcpbind.transports.memory import memory_pair
 @asynccontextmanager
 async def connected(
     server: Server, client: Client | None = None, *, timeout: float = 10
-) -> AsyncIterator[ClientSession]:
+) -> AsyncIterator[RemoteServer]:
     """``server`` running over an in-memory pair, and an initialized ``client`` session on it."""
     server_end, client_end = memory_pair()
     async with anyio.create_task_group() as tg:
@@ -33,7 +34,7 @@ async def connected(
 @asynccontextmanager
 async def connected_recording(
     server: Server, client: Client | None = None, *, timeout: float = 10
-) -> AsyncIterator[tuple[ClientSession, list[bytes]]]:
+) -> AsyncIterator[tuple[RemoteServer, list[bytes]]]:
     """As :func:`connected`, and the list of every message the server sends, as it sends it."""
     server_end, client_end = memory_pair()
     sent: list[bytes] = []

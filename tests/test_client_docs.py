@@ -6,20 +6,21 @@ import inspect
 
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 
-PUBLIC = sorted(name for name in vars(ClientSession) if not name.startswith("_"))
+PUBLIC = sorted(name for name in vars(RemoteServer) if not name.startswith("_"))
 
 
 @pytest.mark.parametrize("name", PUBLIC)
-def test_every_method_of_a_client_session_has_a_docstring(name: str) -> None:
-    member = inspect.getattr_static(ClientSession, name)
+def test_every_method_of_a_remote_server_has_a_docstring(name: str) -> None:
+    member = inspect.getattr_static(RemoteServer, name)
     target = member.fget if isinstance(member, property) else member
-    assert inspect.getdoc(target), f"ClientSession.{name} has no docstring"
+    assert inspect.getdoc(target), f"RemoteServer.{name} has no docstring"
 
 
 def test_call_tool_documents_its_arguments_and_failures() -> None:
-    doc = inspect.getdoc(ClientSession.call_tool) or ""
+    doc = inspect.getdoc(RemoteServer.call_tool) or ""
     for word in ("arguments", "is_error", "McpError", "progress", "timeout"):
         assert word in doc, word
 

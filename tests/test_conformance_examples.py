@@ -33,7 +33,8 @@ from examples.conformance_server import (
     ProfileWithDefaults,
     build_server,
 )
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
@@ -583,7 +584,7 @@ async def test_accept_with_defaults_declines_url_mode() -> None:
 
 async def _play(scenario: str, server: Server) -> str:
     play, client = SCENARIOS[scenario]
-    session: ClientSession
+    session: RemoteServer
     async with connected(server, client) as session:
         return await play(session)
 

@@ -10,7 +10,8 @@ from typing import Any, Literal
 import anyio
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -42,7 +43,7 @@ FORM = types.ElicitRequestFormParams(
 
 
 @asynccontextmanager
-async def over(kind: str, server: Server, client: Client) -> AsyncIterator[ClientSession]:
+async def over(kind: str, server: Server, client: Client) -> AsyncIterator[RemoteServer]:
     """``client`` connected to ``server`` in memory or over Streamable HTTP on 127.0.0.1."""
     if kind == "memory":
         async with connected(server, client) as session:

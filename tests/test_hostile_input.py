@@ -21,7 +21,8 @@ import anyio
 import msgspec
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, PARSE_ERROR, McpError
 from mcpbind.protocol.wire import Codec, Request, Response, WireError, salvage_id
 from mcpbind.runtime.session import RequestContext
@@ -337,7 +338,7 @@ INIT_RESULT = {
 
 
 @asynccontextmanager
-async def hostile_server(answer: Callable[[bytes], bytes]) -> AsyncIterator[ClientSession]:
+async def hostile_server(answer: Callable[[bytes], bytes]) -> AsyncIterator[RemoteServer]:
     """A client connected to a scripted server that answers each tools/call with
     ``answer(id as JSON)`` and everything else normally."""
     server_end, client_end = memory_pair()

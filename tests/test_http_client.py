@@ -12,7 +12,8 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
@@ -39,7 +40,7 @@ TIMEOUT = 10.0
 @asynccontextmanager
 async def connect(
     fake: FakeServer, client: Client | None = None, **options: Any
-) -> AsyncIterator[tuple[ClientSession, StreamableHTTPTransport]]:
+) -> AsyncIterator[tuple[RemoteServer, StreamableHTTPTransport]]:
     async with serve_asgi(fake) as base:
         with anyio.fail_after(TIMEOUT):
             async with (

@@ -12,7 +12,8 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.http.client import (
@@ -81,7 +82,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 @asynccontextmanager
-async def connected(app: Any, path: str = "/mcp", **options: Any) -> AsyncIterator[ClientSession]:
+async def connected(app: Any, path: str = "/mcp", **options: Any) -> AsyncIterator[RemoteServer]:
     async with (
         serve_asgi(app) as base,
         Client("t", "1", request_timeout=None).connect_url(base + path, **options) as session,
@@ -89,7 +90,7 @@ async def connected(app: Any, path: str = "/mcp", **options: Any) -> AsyncIterat
         yield session
 
 
-async def call_all(session: ClientSession, results: dict[int, str], count: int = CALLS) -> None:
+async def call_all(session: RemoteServer, results: dict[int, str], count: int = CALLS) -> None:
     async def one(n: int) -> None:
         results[n] = text_of(await session.call_tool("slow", {"n": n}))
 

@@ -1,4 +1,4 @@
-"""The client's SSE parser (mcpbind.transports.http.client.SSEDecoder): sans-io, bytes in, events out."""
+"""The client's SSE parser (mcpbind.transports.http.client.sse_parse.SSEDecoder): sans-io, bytes in, events out."""
 
 from __future__ import annotations
 

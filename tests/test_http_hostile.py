@@ -18,7 +18,8 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, McpError
 from mcpbind.transports.http.client import open_streamable_http
 from mcpbind.transports.http.legacy import LegacySSEApp
@@ -202,7 +203,7 @@ async def test_the_legacy_server_takes_no_odd_content_length_for_a_number(conten
 
 
 @asynccontextmanager
-async def connect(fake: FakeServer, server: ServerName) -> AsyncIterator[ClientSession]:
+async def connect(fake: FakeServer, server: ServerName) -> AsyncIterator[RemoteServer]:
     async with serve_asgi(fake, server) as base:
         with anyio.fail_after(TIMEOUT):
             async with (

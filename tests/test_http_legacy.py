@@ -23,14 +23,15 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from httpx_sse import ServerSentEvent, aconnect_sse
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, McpError
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.base import MessageTooLarge
+from mcpbind.transports.http.client import LegacySSEError, LegacySSETransport, open_legacy_sse
 from mcpbind.transports.http.legacy import LegacySession, LegacySSEApp
-from mcpbind.transports.http.legacy_client import LegacySSEError, LegacySSETransport, open_legacy_sse
 from tests.http_harness import ServerName, serve_asgi
 
 methods = types.methods
@@ -120,7 +121,7 @@ def app(probe: Probe) -> LegacySSEApp:
 @asynccontextmanager
 async def connected(
     base_url: str, client: Client | None = None, **options: Any
-) -> AsyncIterator[tuple[LegacySSETransport, ClientSession]]:
+) -> AsyncIterator[tuple[LegacySSETransport, RemoteServer]]:
     async with (
         open_legacy_sse(base_url + "/sse", **options) as transport,
         (client or Client("legacy-tester", "0.1")).connect(transport) as session,

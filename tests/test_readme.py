@@ -28,7 +28,8 @@ from typing import Any, cast
 import anyio
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
 from mcpbind.schema.v2025_11_25 import TextContent, TextResourceContents
 from mcpbind.server.server import Server
@@ -145,7 +146,7 @@ def load_server(folder: Path, name: str) -> Server:
     return server
 
 
-async def check_server(name: str, session: ClientSession) -> None:
+async def check_server(name: str, session: RemoteServer) -> None:
     """What each server block of the README answers."""
     if name == "server.py":
         result = await session.call_tool("add", {"a": 2, "b": 40})

@@ -15,7 +15,8 @@ import anyio.abc
 import msgspec
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
 from mcpbind.protocol.methods import NotificationSpec
 from mcpbind.runtime.session import RequestContext
@@ -75,7 +76,7 @@ def repeat(word: str, times: int) -> list[object]:
 
 
 @asynccontextmanager
-async def session() -> AsyncIterator[ClientSession]:
+async def session() -> AsyncIterator[RemoteServer]:
     async with connected(server) as client_session:
         yield client_session
 

@@ -11,7 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.connection import SUPPORTED_VERSIONS, negotiate_version
 from mcpbind.protocol.errors import (
     CONNECTION_CLOSED,
@@ -76,7 +77,7 @@ def echo_server(**kwargs: Any) -> Server:
 
 
 @asynccontextmanager
-async def connected(server: Server, client: Client | None = None) -> AsyncIterator[ClientSession]:
+async def connected(server: Server, client: Client | None = None) -> AsyncIterator[RemoteServer]:
     server_end, client_end = memory_pair()
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, server_end)

@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError, ToolError
 from mcpbind.runtime.session import RequestContext, ServerContext
 from mcpbind.schema import v2025_11_25 as types
@@ -61,7 +62,7 @@ def explode() -> str:
 
 
 @asynccontextmanager
-async def session(version: str = "2025-11-25") -> AsyncIterator[ClientSession]:
+async def session(version: str = "2025-11-25") -> AsyncIterator[RemoteServer]:
     async with connected(server, Client("c", "1", protocol_version=version)) as client_session:
         yield client_session
 

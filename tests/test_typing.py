@@ -245,18 +245,18 @@ def test_mypy_accepts_every_handler_protocol_a_server_runs(
 
 
 LOG_LEVELS = """
-from mcpbind.client.client import ClientSession
+from mcpbind.client.remote import RemoteServer
 from mcpbind.runtime.session import RequestContext
 
 
-async def handler(ctx: RequestContext, session: ClientSession, level: str) -> None:
+async def handler(ctx: RequestContext, session: RemoteServer, level: str) -> None:
     await ctx.log("warning", {"disk": "full"})
     await ctx.log("emergency", "on fire", logger="alarm")
     await ctx.log("verbose", "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type
     await ctx.log("WARNING", "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type
     await ctx.log(level, "hello")  # E: Argument 1 to "log" of "RequestContext" has incompatible type "str"
     await session.set_logging_level("notice")
-    await session.set_logging_level("loud")  # E: Argument 1 to "set_logging_level" of "ClientSession"
+    await session.set_logging_level("loud")  # E: Argument 1 to "set_logging_level" of "RemoteServer"
 """
 
 
@@ -307,7 +307,8 @@ def test_each_spec_declares_its_run_time_direction(version: str) -> None:
 
 # Every line marked "# E" must be a mypy error, and no other line.
 DIRECTIONS = """
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.schema.v2025_11_25 import methods
 from mcpbind.server.server import Server
@@ -385,7 +386,7 @@ async def server_with_client_context(
     return types.ListToolsResult(tools=[])
 
 
-async def use(session: ClientSession) -> None:
+async def use(session: RemoteServer) -> None:
     await session.request(methods.TOOLS_CALL, types.CallToolRequestParams(name="x"))
     await session.request(methods.PING, types.RequestParams())
     await session.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())

@@ -40,7 +40,8 @@ import anyio
 import msgspec
 
 from mcpbind import __version__
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
 from mcpbind.server.server import Server
 
@@ -194,7 +195,7 @@ def _check_call(args: argparse.Namespace) -> None:
             raise CommandError(f"--json takes a JSON object, not {args.json}", 2)
 
 
-async def _tool_arguments(session: ClientSession, name: str, args: argparse.Namespace) -> dict[str, Any]:
+async def _tool_arguments(session: RemoteServer, name: str, args: argparse.Namespace) -> dict[str, Any]:
     """The tool's arguments: ``--json``, and ``--arg`` values as the tool's listed input schema
     types them, or as :func:`_guess` reads them when the server does not list the tool."""
     arguments: dict[str, Any] = dict(args.given)
@@ -213,7 +214,7 @@ async def _tool_arguments(session: ClientSession, name: str, args: argparse.Name
     return arguments
 
 
-async def _call(session: ClientSession, args: argparse.Namespace) -> tuple[Any, bool]:
+async def _call(session: RemoteServer, args: argparse.Namespace) -> tuple[Any, bool]:
     method: str = args.method
     target: str = args.target
     if method == "tools/list":
@@ -237,7 +238,7 @@ async def _call(session: ClientSession, args: argparse.Namespace) -> tuple[Any, 
 
 
 @asynccontextmanager
-async def _connect(client: Client, args: argparse.Namespace) -> AsyncIterator[ClientSession]:
+async def _connect(client: Client, args: argparse.Namespace) -> AsyncIterator[RemoteServer]:
     server: str = args.server
     if server.startswith(("http://", "https://")):
         # --timeout bounds the whole call; the HTTP client's own timers must not end it sooner.
@@ -258,8 +259,7 @@ async def _run_call(args: argparse.Namespace) -> int:
     server: str = args.server
     unreachable: tuple[type[Exception], ...] = (OSError,)
     if server.startswith(("http://", "https://")):
-        from mcpbind.transports.http.client import HTTPTransportError
-        from mcpbind.transports.http.legacy_client import LegacySSEError
+        from mcpbind.transports.http.client import HTTPTransportError, LegacySSEError
 
         unreachable = (OSError, HTTPTransportError, LegacySSEError)
     client = Client("mcpbind", __version__, request_timeout=None)

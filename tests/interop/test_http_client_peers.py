@@ -32,7 +32,8 @@ import anyio
 import httpx
 import pytest
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.http.client import StreamableHTTPTransport, open_streamable_http
@@ -101,7 +102,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 @asynccontextmanager
 async def connect(
     url: str, client: Client | None = None, http: httpx.AsyncClient | None = None
-) -> AsyncIterator[tuple[ClientSession, StreamableHTTPTransport]]:
+) -> AsyncIterator[tuple[RemoteServer, StreamableHTTPTransport]]:
     with anyio.fail_after(TEST_TIMEOUT):
         async with (
             open_streamable_http(url, reconnect_delay=5.0, http_client=http) as transport,

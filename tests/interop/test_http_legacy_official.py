@@ -29,12 +29,13 @@ from mcp.client.sse import sse_client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from mcpbind.client.client import Client, ClientSession
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
+from mcpbind.transports.http.client import open_legacy_sse
 from mcpbind.transports.http.legacy import LegacySSEApp
-from mcpbind.transports.http.legacy_client import open_legacy_sse
 from tests.http_harness import serve_asgi
 
 pytestmark = pytest.mark.anyio
@@ -182,7 +183,7 @@ async def our_sampling(
 
 
 @asynccontextmanager
-async def our_client() -> AsyncIterator[ClientSession]:
+async def our_client() -> AsyncIterator[RemoteServer]:
     app = official_server().sse_app(host="127.0.0.1")
     client = Client("mcpbind-legacy-client", "0.1", sampling=our_sampling)
     async with (

@@ -15,7 +15,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpbind.client.client import Client, ClientSession, LoggingHandler
+from mcpbind.client.callbacks import LoggingHandler
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.connection import SUPPORTED_VERSIONS
 from mcpbind.protocol.errors import METHOD_NOT_FOUND, REQUEST_TIMEOUT, McpError
 from mcpbind.schema import v2025_11_25 as types
@@ -29,7 +31,7 @@ TEST_TIMEOUT = 30.0
 @asynccontextmanager
 async def connect(
     marker: Path | None = None, logging: LoggingHandler | None = None
-) -> AsyncIterator[ClientSession]:
+) -> AsyncIterator[RemoteServer]:
     env = {"OFFICIAL_MARKER": str(marker)} if marker is not None else None
     client = Client("mcpbind-interop-client", "0.0.1", logging=logging)
     async with client.connect_stdio(sys.executable, [str(OFFICIAL_SERVER)], env=env, timeout=15) as session:

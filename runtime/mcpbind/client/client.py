@@ -1,22 +1,30 @@
-"""The client endpoint: a typed async method for every request a client sends, callbacks for
-what a server sends."""
+"""The client endpoint: :class:`Client` says who it is and what it handles, then connects to
+servers (over any transport, a command's stdio, or a URL) and yields each as a
+:class:`~mcpbind.client.remote.RemoteServer`."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpbind import types
+from mcpbind.client.callbacks import (
+    ElicitationHandler,
+    LoggingHandler,
+    RootsHandler,
+    SamplingHandler,
+    refusing_mode,
+    refusing_tools,
+)
+from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.connection import Connection
-from mcpbind.protocol.errors import INVALID_PARAMS, McpError
-from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
+from mcpbind.protocol.methods import ToClient
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import HandlerRegistry, NotificationHandler
 from mcpbind.runtime.middleware import Middleware
-from mcpbind.runtime.session import ProgressCallback, Session
-from mcpbind.server.pagination import all_pages
+from mcpbind.runtime.session import Session
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -26,197 +34,10 @@ if TYPE_CHECKING:
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 
-__all__ = ["Client", "ClientSession"]
+__all__ = ["Client"]
 
 methods = types.methods
-P = TypeVar("P")
-R = TypeVar("R")
 UNSET = types.UNSET
-
-# A client's handlers may take a bare ``RequestContext`` or a ``ClientContext`` (whose sends
-# are checked as a client's).
-SamplingHandler = Callable[
-    [types.CreateMessageRequestParams, RequestContext[Any]], Awaitable[types.CreateMessageResult]
-]
-ElicitationHandler = Callable[[Any, RequestContext[Any]], Awaitable[types.ElicitResult]]
-RootsHandler = Callable[[types.RequestParams, RequestContext[Any]], Awaitable[types.ListRootsResult]]
-LoggingHandler = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
-
-
-def _opt(value: Any) -> Any:
-    return UNSET if value is None else value
-
-
-class ClientSession:
-    """A connected, initialized client: one typed method per request a client sends.
-
-    Every request waits for its answer at most ``timeout`` seconds when given, else the
-    ``request_timeout`` of the :class:`Client`. An error answer, a timeout
-    (``REQUEST_TIMEOUT``) and a closed connection (``CONNECTION_CLOSED``) raise
-    :class:`~mcpbind.protocol.errors.McpError` with that code; cancelling the call sends
-    ``notifications/cancelled`` to the server.
-    """
-
-    def __init__(self, session: Session, initialize_result: types.InitializeResult) -> None:
-        self.session = session
-        self.initialize_result = initialize_result
-
-    @property
-    def protocol_version(self) -> str:
-        """The protocol version the server chose at initialize (one of the client's ``versions``)."""
-        return self.initialize_result.protocol_version
-
-    @property
-    def server_info(self) -> types.Implementation:
-        """The server's name, version and the like (its ``serverInfo``)."""
-        return self.initialize_result.server_info
-
-    @property
-    def server_capabilities(self) -> types.ServerCapabilities:
-        """What the server declared at initialize: the features it offers."""
-        return self.initialize_result.capabilities
-
-    @property
-    def instructions(self) -> str | None:
-        """The server's instructions for using it (meant for a model's prompt), if it gave any."""
-        value = self.initialize_result.instructions
-        return value if isinstance(value, str) else None
-
-    async def request(
-        self,
-        spec: RequestSpec[P, R, ToServer],
-        params: P,
-        *,
-        timeout: float | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> R:
-        """Any request a client sends, typed by its spec (``methods.TOOLS_CALL``...); a spec
-        only a server sends (``methods.ROOTS_LIST``) is a type error."""
-        return await self.session.request(spec, params, timeout=timeout, progress=progress)
-
-    async def notify(self, spec: NotificationSpec[P, ToServer], params: P) -> None:
-        """Send any notification a client sends, typed by its spec
-        (``methods.NOTIFICATIONS_ROOTS_LIST_CHANGED``...)."""
-        await self.session.notify(spec, params)
-
-    async def ping(self, *, timeout: float | None = None) -> None:
-        """``ping``: returns once the server answers."""
-        await self.session.request(methods.PING, types.RequestParams(), timeout=timeout)
-
-    async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
-        """``tools/list``: one page of tools, from ``cursor`` (the previous page's
-        ``next_cursor``) or from the start; :meth:`all_tools` follows the pages."""
-        return await self.request(methods.TOOLS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> types.CallToolResult:
-        """``tools/call``: run the tool ``name`` with ``arguments`` (JSON values, by parameter
-        name) and return its result: ``content`` (and ``structured_content`` for a tool with an
-        output schema).
-
-        A tool that fails for its caller does not raise: its result has ``is_error`` set and says
-        why in its content (from MCP 2025-11-25 on, arguments the tool refuses are reported so
-        too). An unknown tool, arguments refused by a server of an older version and any other
-        protocol error raise :class:`~mcpbind.protocol.errors.McpError`
-        (:class:`~mcpbind.protocol.errors.URLElicitationRequiredError` when the server needs the user to
-        complete a URL elicitation first). ``progress``, if given, is called with each progress
-        notification the server sends for this call (``progress, total, message``); ``timeout``
-        as for every request. ``TypeError`` if the server answers with a task instead of a
-        result (a task-augmented call; use :meth:`request` with ``methods.TOOLS_CALL`` for those).
-        """
-        params = types.CallToolRequestParams(
-            name=name, arguments=UNSET if arguments is None else dict(arguments)
-        )
-        result = await self.request(methods.TOOLS_CALL, params, timeout=timeout, progress=progress)
-        if not isinstance(result, types.CallToolResult):
-            raise TypeError(f"expected a CallToolResult, got {type(result).__name__}")
-        return result
-
-    async def all_tools(self) -> list[types.Tool]:
-        """Every tool, across all pages."""
-        return [tool async for page in all_pages(self.list_tools) for tool in page.tools]
-
-    async def all_resources(self) -> list[types.Resource]:
-        """Every resource, across all pages."""
-        return [item async for page in all_pages(self.list_resources) for item in page.resources]
-
-    async def all_resource_templates(self) -> list[types.ResourceTemplate]:
-        """Every resource template, across all pages."""
-        return [
-            item async for page in all_pages(self.list_resource_templates) for item in page.resource_templates
-        ]
-
-    async def all_prompts(self) -> list[types.Prompt]:
-        """Every prompt, across all pages."""
-        return [item async for page in all_pages(self.list_prompts) for item in page.prompts]
-
-    async def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
-        """``resources/list``: one page of resources (``cursor`` as for :meth:`list_tools`)."""
-        return await self.request(methods.RESOURCES_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
-
-    async def list_resource_templates(self, cursor: str | None = None) -> types.ListResourceTemplatesResult:
-        """``resources/templates/list``: one page of resource templates (``cursor`` as for
-        :meth:`list_tools`)."""
-        return await self.request(
-            methods.RESOURCES_TEMPLATES_LIST, types.PaginatedRequestParams(cursor=_opt(cursor))
-        )
-
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        """``resources/read``: the contents at ``uri`` (text or blob items)."""
-        return await self.request(methods.RESOURCES_READ, types.ReadResourceRequestParams(uri=uri))
-
-    async def subscribe_resource(self, uri: str) -> None:
-        """``resources/subscribe``: the server then sends ``notifications/resources/updated`` when
-        the resource at ``uri`` changes (handle it with ``Client(notification_handlers=...)``)."""
-        await self.request(methods.RESOURCES_SUBSCRIBE, types.SubscribeRequestParams(uri=uri))
-
-    async def unsubscribe_resource(self, uri: str) -> None:
-        """``resources/unsubscribe``: no more updates about ``uri``."""
-        await self.request(methods.RESOURCES_UNSUBSCRIBE, types.UnsubscribeRequestParams(uri=uri))
-
-    async def list_prompts(self, cursor: str | None = None) -> types.ListPromptsResult:
-        """``prompts/list``: one page of prompts (``cursor`` as for :meth:`list_tools`)."""
-        return await self.request(methods.PROMPTS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
-
-    async def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None
-    ) -> types.GetPromptResult:
-        """``prompts/get``: the prompt ``name`` filled in with ``arguments`` (strings, by name)."""
-        params = types.GetPromptRequestParams(
-            name=name, arguments=UNSET if arguments is None else dict(arguments)
-        )
-        return await self.request(methods.PROMPTS_GET, params)
-
-    async def complete(
-        self,
-        ref: types.PromptReference | types.ResourceTemplateReference,
-        argument: str,
-        value: str,
-        context: Mapping[str, str] | None = None,
-    ) -> types.CompleteResult:
-        """``completion/complete``: suggested values for the argument ``argument`` of a prompt or
-        resource template (``ref``) whose value so far is ``value``; ``context``: the values of
-        the arguments already chosen."""
-        params = types.CompleteRequestParams(
-            ref=ref,
-            argument=types.CompleteRequestParamsArgument(name=argument, value=value),
-            context=UNSET if context is None else types.CompleteRequestParamsContext(arguments=dict(context)),
-        )
-        return await self.request(methods.COMPLETION_COMPLETE, params)
-
-    async def set_logging_level(self, level: types.LoggingLevel) -> None:
-        """``logging/setLevel``: the server sends log messages of ``level`` and above only."""
-        await self.request(methods.LOGGING_SET_LEVEL, types.SetLevelRequestParams(level=level))
-
-    async def send_roots_list_changed(self) -> None:
-        """``notifications/roots/list_changed``: tell the server that the roots have changed."""
-        await self.notify(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, types.NotificationParams())
 
 
 class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
@@ -270,7 +91,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         max_concurrent_requests: int = 16,
         middleware: Iterable[Middleware] = (),
     ) -> None:
-        self.info = types.Implementation(name=name, version=version, title=_opt(title))
+        self.info = types.Implementation(name=name, version=version, title=UNSET if title is None else title)
         self.versions = tuple(versions)
         self.protocol_version = protocol_version or self.versions[0]
         self.request_timeout = request_timeout
@@ -286,11 +107,11 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
             raise ValueError(f"elicitation_modes: one or both of 'form' and 'url', not {sorted(modes)}")
         if sampling is not None:
             self.request_handlers[methods.SAMPLING_CREATE_MESSAGE.method] = (
-                sampling if sampling_tools else _refusing_tools(sampling)
+                sampling if sampling_tools else refusing_tools(sampling)
             )
         if elicitation is not None:
             self.request_handlers[methods.ELICITATION_CREATE.method] = (
-                elicitation if len(modes) == 2 else _refusing_mode(elicitation, next(iter(modes)))
+                elicitation if len(modes) == 2 else refusing_mode(elicitation, next(iter(modes)))
             )
         if roots is not None:
             self.request_handlers[methods.ROOTS_LIST.method] = roots
@@ -318,8 +139,10 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
     @asynccontextmanager
     async def connect(
         self, transport: Transport, *, timeout: float | None = None
-    ) -> AsyncIterator[ClientSession]:
-        """Initialize a session over ``transport``; it is closed when the block ends."""
+    ) -> AsyncIterator[RemoteServer]:
+        """Connect to the server at the other end of ``transport``: initialize, then yield it
+        as a :class:`~mcpbind.client.remote.RemoteServer`; the connection is closed when the
+        block ends."""
         connection = Connection("client", self.info, self.capabilities, versions=self.versions)
         request_handlers, notification_handlers = self.session_handlers()
         session = Session(
@@ -337,7 +160,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
             result = await session.request(methods.INITIALIZE, params, timeout=timeout)
             await session.send(connection.initialized(result))
             session.ready.set()
-            yield ClientSession(session, result)
+            yield RemoteServer(session, result)
 
     @asynccontextmanager
     async def connect_stdio(
@@ -348,7 +171,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         timeout: float | None = None,
-    ) -> AsyncIterator[ClientSession]:
+    ) -> AsyncIterator[RemoteServer]:
         """Start ``command args...`` as a stdio server and connect to it."""
         from mcpbind.transports.stdio import spawn_stdio_server
 
@@ -356,9 +179,9 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
             spawn_stdio_server(
                 command, list(args), env=dict(env) if env is not None else None, cwd=cwd
             ) as transport,
-            self.connect(transport, timeout=timeout) as session,
+            self.connect(transport, timeout=timeout) as server,
         ):
-            yield session
+            yield server
 
     @asynccontextmanager
     async def connect_url(
@@ -372,7 +195,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         http_timeout: float = 30.0,
         sse_read_timeout: float = 300.0,
         max_requests_in_flight: int = 256,
-    ) -> AsyncIterator[ClientSession]:
+    ) -> AsyncIterator[RemoteServer]:
         """Connect to the MCP server at ``url`` over HTTP (needs the ``http`` extra).
 
         ``"auto"`` speaks Streamable HTTP and, as the spec's backward-compatibility section
@@ -385,8 +208,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         (each holds a connection until answered); more wait for a place, while pings,
         cancellations and other control messages go on apart from them.
         """
-        from mcpbind.transports.http.client import HTTPTransportError, open_streamable_http
-        from mcpbind.transports.http.legacy_client import open_legacy_sse
+        from mcpbind.transports.http.client import HTTPTransportError, open_legacy_sse, open_streamable_http
 
         options: dict[str, Any] = {
             "headers": headers,
@@ -395,14 +217,14 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
             "sse_read_timeout": sse_read_timeout,
         }
         async with AsyncExitStack() as stack:
-            session: ClientSession | None = None
+            server: RemoteServer | None = None
             if transport != "sse":
                 probe = AsyncExitStack()
                 try:
                     http = await probe.enter_async_context(
                         open_streamable_http(url, max_requests_in_flight=max_requests_in_flight, **options)
                     )
-                    session = await probe.enter_async_context(self.connect(http, timeout=timeout))
+                    server = await probe.enter_async_context(self.connect(http, timeout=timeout))
                 except BaseException as exc:
                     refused = _find(exc, HTTPTransportError)
                     await probe.aclose()  # its scopes were entered here: close them here, unshielded
@@ -412,41 +234,10 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
                         raise
                 else:
                     stack.push_async_exit(probe)
-            if session is None:
+            if server is None:
                 legacy = await stack.enter_async_context(open_legacy_sse(url, **options))
-                session = await stack.enter_async_context(self.connect(legacy, timeout=timeout))
-            yield session
-
-
-def _refusing_tools(handler: SamplingHandler) -> SamplingHandler:
-    """``handler`` behind the check a client without ``sampling.tools`` must make."""
-
-    async def sample(
-        params: types.CreateMessageRequestParams, ctx: RequestContext
-    ) -> types.CreateMessageResult:
-        if params.tools is not UNSET or params.tool_choice is not UNSET:
-            raise McpError(
-                INVALID_PARAMS,
-                "This client did not declare the 'sampling.tools' capability: no tools or toolChoice",
-            )
-        return await handler(params, ctx)
-
-    return sample
-
-
-def _refusing_mode(handler: ElicitationHandler, mode: str) -> ElicitationHandler:
-    """``handler`` behind the check of a client that declared only ``mode`` elicitation."""
-
-    async def elicit(params: Any, ctx: RequestContext) -> types.ElicitResult:
-        asked = "url" if isinstance(params, types.ElicitRequestURLParams) else "form"
-        if asked != mode:
-            raise McpError(
-                INVALID_PARAMS,
-                f"This client did not declare elicitation in {asked} mode (only {mode} mode)",
-            )
-        return await handler(params, ctx)
-
-    return elicit
+                server = await stack.enter_async_context(self.connect(legacy, timeout=timeout))
+            yield server
 
 
 E = TypeVar("E", bound=BaseException)

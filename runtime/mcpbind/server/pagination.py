@@ -1,5 +1,5 @@
-"""Pagination of list results: opaque cursors on the server side, walking every page on the
-client side.
+"""Pagination of list results on the server side: opaque cursors and pages (a client walks
+them with :func:`mcpbind.client.pages.all_pages`).
 
 A cursor is opaque to clients (the spec says they must not parse it); here it is the
 URL-safe base64 of ``o:<offset>``. A cursor that does not decode, or points past the end, is
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 from msgspec import UNSET, UnsetType
 
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 
-__all__ = ["DEFAULT_PAGE_SIZE", "Page", "all_pages", "decode_cursor", "encode_cursor", "paginate"]
+__all__ = ["DEFAULT_PAGE_SIZE", "Page", "decode_cursor", "encode_cursor", "paginate"]
 
 T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 100
@@ -67,27 +67,3 @@ def paginate(
     end = offset + page_size
     next_cursor: str | UnsetType = encode_cursor(end) if end < len(items) else UNSET
     return Page((list(items[offset:end]), next_cursor))
-
-
-class _Paged(Protocol):
-    @property
-    def next_cursor(self) -> str | UnsetType: ...
-
-
-P = TypeVar("P", bound=_Paged)
-
-
-async def all_pages(
-    fetch: Callable[[str | None], Awaitable[P]], *, max_pages: int = 10_000
-) -> AsyncIterator[P]:
-    """Every page of a list method, following ``nextCursor``: ``fetch(cursor)`` gets one page
-    (for example ``session.list_tools``). Stops after ``max_pages`` as a guard against a
-    server that never stops handing out cursors."""
-    cursor: str | None = None
-    for _ in range(max_pages):
-        page = await fetch(cursor)
-        yield page
-        if isinstance(page.next_cursor, UnsetType) or not page.next_cursor:
-            return
-        cursor = page.next_cursor
-    raise McpError(INVALID_PARAMS, f"More than {max_pages} pages: giving up")

@@ -3,8 +3,8 @@
 ::
 
     async with open_legacy_sse("http://127.0.0.1:8000/sse") as transport:
-        async with Client().connect(transport) as session:
-            await session.list_tools()
+        async with Client().connect(transport) as server:
+            await server.list_tools()
 
 :func:`open_legacy_sse` opens the SSE stream with ``GET``, waits for the server's ``endpoint``
 event, resolves that URI against the stream's URL (an endpoint on another origin is refused:
@@ -40,10 +40,11 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
+from mcpbind.protocol.peek import Peeked, peek
 from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
-from mcpbind.transports.http._common import QueuedReceive, Received
-from mcpbind.transports.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
+from mcpbind.transports.http.client.received import QueuedReceive, Received
+from mcpbind.transports.http.client.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 
 __all__ = ["LegacySSEError", "LegacySSETransport", "open_legacy_sse"]
 
@@ -56,14 +57,6 @@ class LegacySSEError(Exception):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-
-
-class _Envelope(msgspec.Struct):
-    id: int | str | None = None
-    method: str | None = None
-
-
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
 
 
 class LegacySSETransport(QueuedReceive):
@@ -127,10 +120,11 @@ class LegacySSETransport(QueuedReceive):
 
     def _failed(self, message: bytes, reason: str) -> None:
         try:
-            envelope = _ENVELOPE.decode(message)
+            envelope = peek(message)
         except (msgspec.DecodeError, msgspec.ValidationError):
-            envelope = _Envelope()
-        if envelope.method is not None and envelope.id is not None:
+            envelope = Peeked()
+        # (A member absent is UNSET here, and ``null`` is no id: a request has both, not null.)
+        if envelope.is_request:
             raise McpError(INTERNAL_ERROR, f"Request {envelope.method} failed: {reason}")
         log.warning("message not delivered: %s", reason)
 

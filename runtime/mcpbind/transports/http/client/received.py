@@ -1,4 +1,4 @@
-"""What the HTTP client transports (``client.py``, ``legacy_client.py``) share."""
+"""What both HTTP client transports (:mod:`.streamable`, :mod:`.legacy`) share: a ``receive()`` fed by a queue."""
 
 from __future__ import annotations
 
