@@ -64,9 +64,13 @@ def test_the_surface_names() -> None:
     from mcpbind.protocol import errors
     from mcpbind.runtime import session
     from mcpbind.schema import v2025_11_25
+    from mcpbind.client import remote
+    from mcpbind.runtime import middleware
     from mcpbind.server import server as server_module
 
     assert mcpbind.Context is session.RequestContext
+    assert mcpbind.RemoteServer is remote.RemoteServer
+    assert mcpbind.Middleware is middleware.Middleware
     assert mcpbind.Server is server_module.Server
     assert (mcpbind.McpError, mcpbind.ToolError) == (errors.McpError, errors.ToolError)
     assert types.__all__ == v2025_11_25.__all__

@@ -3,6 +3,9 @@
 The one import surface::
 
     from mcpbind import Client, Context, McpError, Server, ToolError, types
+
+and for annotations and extensions: ``RemoteServer`` (what a client's ``connect`` yields) and
+``Middleware`` (a receiving middleware for either endpoint).
 ``types`` holds the types handlers see (:mod:`mcpbind.types`); an exact protocol version's types
 are in ``mcpbind.schema.v<date>``. ``Context`` is the request context a handler receives
 (:class:`mcpbind.runtime.context.RequestContext`). These names are imported on first use, so
@@ -19,12 +22,24 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mcpbind import types as types
     from mcpbind.client.client import Client as Client
+    from mcpbind.client.remote import RemoteServer as RemoteServer
     from mcpbind.protocol.errors import McpError as McpError
     from mcpbind.protocol.errors import ToolError as ToolError
     from mcpbind.runtime.context import RequestContext as Context
+    from mcpbind.runtime.middleware import Middleware as Middleware
     from mcpbind.server.server import Server as Server
 
-__all__ = ["Client", "Context", "McpError", "Server", "ToolError", "__version__", "types"]
+__all__ = [
+    "Client",
+    "Context",
+    "McpError",
+    "Middleware",
+    "RemoteServer",
+    "Server",
+    "ToolError",
+    "__version__",
+    "types",
+]
 
 # The generated bindings live in a second source root (generated/mcpbind) during development;
 # a wheel merges both into one folder. In the development layout, every ``mcpbind`` folder on
@@ -47,6 +62,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Client": ("mcpbind.client.client", "Client"),
     "Context": ("mcpbind.runtime.context", "RequestContext"),
     "McpError": ("mcpbind.protocol.errors", "McpError"),
+    "Middleware": ("mcpbind.runtime.middleware", "Middleware"),
+    "RemoteServer": ("mcpbind.client.remote", "RemoteServer"),
     "Server": ("mcpbind.server.server", "Server"),
     "ToolError": ("mcpbind.protocol.errors", "ToolError"),
     "types": ("mcpbind.types", None),
