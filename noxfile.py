@@ -16,6 +16,8 @@ RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 TEST_DEPS = ["pytest>=8", "anyio>=4.7", "trio>=0.26", "hypothesis>=6.100", "typing_extensions>=4.6", MYPY]
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
+# 2.17: the private_modules contract.
+IMPORT_LINTER = "import-linter==2.17"
 # HTTP: the client's libraries, and both ASGI servers the app is tested under.
 HTTP_DEPS = ["httpx>=0.28,<1", "httpx-sse>=0.4", "uvicorn>=0.30", "hypercorn>=0.17", "sniffio>=1.3"]
 # The official SDK, as a peer for interop tests.
@@ -65,11 +67,19 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install(RUFF)
+    """ruff, and the layer contracts of pyproject.toml's [tool.importlinter] (import-linter)."""
+    session.install(RUFF, IMPORT_LINTER)
     session.run("ruff", "check", "runtime", "codegen", "tests", "bench", "examples", "noxfile.py")
     session.run(
         "ruff", "format", "--check", "runtime", "codegen", "tests", "bench", "noxfile.py", "generated"
     )
+    # mcpbind has two source roots, joined into one package by runtime/mcpbind/__init__.py when it is
+    # imported (it needs nothing installed). import-linter finds the package's folders through its
+    # spec, so importing mcpbind first makes it read both roots: without that it sees no
+    # mcpbind.schema and the layers contract fails on the missing layer.
+    roots = os.pathsep.join(os.path.abspath(root) for root in ("runtime", "generated"))
+    lint_imports = "import mcpbind; from importlinter.cli import lint_imports_command; lint_imports_command()"
+    session.run("python", "-c", lint_imports, "--no-cache", env={"PYTHONPATH": roots})
 
 
 @nox.session

@@ -13,11 +13,17 @@ and checked:
   helper next to it). The few uses of a third party's private name are listed below with why.
 
 Dunder names (``__init__``, ``__aexit__``) are public protocol and always allowed.
+
+The layers, the absence of import cycles and the private-module rule above are also contracts of
+import-linter (pyproject.toml's ``[tool.importlinter]``, run by ``nox -s lint``); the last test
+here checks that every module of the runtime is in one of its layers, so a new module cannot
+slip past them.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,3 +251,52 @@ def test_the_check_catches_reaching_in(module: str, code: str, expected: str) ->
 )
 def test_the_check_allows_same_module_and_same_package(module: str, code: str) -> None:
     assert _check(module, code) == []
+
+
+def _import_linter_contracts() -> list[dict[str, object]]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # tomllib is new in 3.11
+        tomllib = pytest.importorskip("tomli")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts: list[dict[str, object]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
+def _layer_modules() -> list[str]:
+    """The modules named by the layers contract (each stands for itself and what is inside it)."""
+    (layers,) = [contract for contract in _import_linter_contracts() if contract["type"] == "layers"]
+    names: list[str] = []
+    assert isinstance(layers["layers"], list)
+    for layer in layers["layers"]:
+        for name in layer.replace("|", ":").split(":"):
+            names.append(name.strip().strip("()"))
+    return names
+
+
+def test_every_module_is_in_one_layer_of_the_import_linter_contract() -> None:
+    """Each module of the runtime and of the generated code (not counting the root package, its
+    ``__main__`` and the docstring-only ``__init__`` of a package split across layers) is in
+    exactly one layer of the layers contract, so import-linter checks what it imports."""
+    layers = _layer_modules()
+    modules = {source.module for source in SOURCES if source.module.split(".")[0] == "mcpbind"}
+    modules |= {
+        ".".join(path.relative_to(ROOT / "generated").with_suffix("").parts).removesuffix(".__init__")
+        for path in (ROOT / "generated" / "mcpbind").rglob("*.py")
+    }
+    outside: list[str] = []
+    for module in sorted(modules - {"mcpbind", "mcpbind.__main__"}):
+        homes = [layer for layer in layers if module == layer or module.startswith(layer + ".")]
+        split_package = not homes and any(layer.startswith(module + ".") for layer in layers)
+        if split_package and not _imports_anything(module):
+            continue
+        if len(homes) != 1:
+            outside.append(f"{module}: in layers {homes}")
+    assert outside == []
+    contract_types = {contract["type"] for contract in _import_linter_contracts()}
+    assert {"layers", "acyclic_siblings", "private_modules"} <= contract_types
+
+
+def _imports_anything(module: str) -> bool:
+    (source,) = [source for source in SOURCES if source.module == module]
+    return any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(source.tree))

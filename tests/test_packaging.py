@@ -32,9 +32,9 @@ pytestmark = pytest.mark.skipif(
 # package (examples/, tests/peers/, codegen/, schema/) plus the codec; the whole suite runs in
 # `nox -s tests` from the checkout.
 SDIST_TESTS = [
-    "tests/test_codec.py",
-    "tests/test_codegen.py",
-    "tests/test_examples.py",
+    "tests/protocol/test_codec.py",
+    "tests/codegen/test_codegen.py",
+    "tests/schema/test_examples.py",
     "tests/test_conformance_examples.py",
     "tests/test_demo.py",
     "tests/test_cli.py",

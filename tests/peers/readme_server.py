@@ -1,4 +1,4 @@
-"""A README-style stdio server for tests/test_session_lifecycle.py.
+"""A README-style stdio server for tests/runtime/test_session_lifecycle.py.
 
     python tests/peers/readme_server.py [asyncio|trio]        # server.run_stdio_sync(backend)
     python -m mcpbind serve tests/peers/readme_server.py --backend asyncio|trio

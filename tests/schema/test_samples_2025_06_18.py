@@ -32,7 +32,7 @@ from mcpbind.protocol.wire import (
 )
 from mcpbind.schema import v2025_06_18 as mcp
 from mcpbind.schema.v2025_06_18 import methods
-from tests.sample_checks import Check, Side, check, dig, other, wire
+from tests.schema.sample_checks import Check, Side, check, dig, other, wire
 
 VERSION = "2025-06-18"
 # (attribute path, expected value); a path is dotted attribute names, list indexes and dict keys,

@@ -1,5 +1,6 @@
-"""The Streamable HTTP client transport against a scripted server (tests/http_fake_server.py),
-served on 127.0.0.1 by uvicorn (asyncio) or hypercorn (trio)."""
+"""The Streamable HTTP client transport against a scripted server
+(tests/transports/http/http_fake_server.py), served on 127.0.0.1 by uvicorn (asyncio) or hypercorn
+(trio)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.base import MessageTooLarge
 from mcpbind.transports.http.client import HTTPTransportError, StreamableHTTPTransport, open_streamable_http
-from tests.http_fake_server import (
+from tests.http_harness import serve_asgi
+from tests.transports.http.http_fake_server import (
     HOLD,
     FakeServer,
     Json,
@@ -30,7 +32,6 @@ from tests.http_fake_server import (
     event,
     rpc_result,
 )
-from tests.http_harness import serve_asgi
 
 pytestmark = pytest.mark.anyio
 

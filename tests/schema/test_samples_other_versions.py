@@ -44,7 +44,7 @@ from mcpbind.schema import v2024_11_05 as v24
 from mcpbind.schema import v2025_03_26 as v25a
 from mcpbind.schema import v2025_11_25 as v25c
 from mcpbind.schema import v2026_07_28 as v26
-from tests.sample_checks import Check, Side, check, other, wire
+from tests.schema.sample_checks import Check, Side, check, other, wire
 
 # (attribute path, expected value); a path is dotted attribute names, list indexes and dict keys,
 # or a tuple of them (for keys with dots); an expected class is an isinstance check.

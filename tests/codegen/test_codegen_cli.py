@@ -22,7 +22,7 @@ import pytest
 
 from codegen.pins import PINS_FILE, PROJECT, load_pins, local_schema
 from mcpbind.schema import load
-from tests.test_codegen_coverage import Coverage
+from tests.codegen.test_codegen_coverage import Coverage
 
 PINS = load_pins()
 UNREACHABLE = "http://127.0.0.1:9/schema.json"  # the discard port: nothing listens there

@@ -6,7 +6,8 @@ past Python's recursion limit, about 1,000 levels less the stack already in use.
 nested that deeply is answered -32700, naming its id when it can be read; a broken response
 fails the request it answers at once. Escaped lone UTF-16 surrogates (``"\\udfff"``) follow the
 JSON grammar but are not Unicode text: msgspec rejects them, and so do we, with the id.
-The same over stdio: tests/test_stdio_hostile.py; over HTTP: tests/test_http_hostile.py.
+The same over stdio: tests/transports/stdio/test_hostile.py; over HTTP:
+tests/transports/http/test_http_hostile.py.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from mcpbind.transports.http.client import (
 )
 from mcpbind.transports.http.legacy import LegacySSEApp
 from mcpbind.transports.http.server import StreamableHTTPApp
-from tests.http_fake_server import HOLD, FakeServer, Seen, Sse, Status, event
 from tests.http_harness import serve_asgi
+from tests.transports.http.http_fake_server import HOLD, FakeServer, Seen, Sse, Status, event
 
 pytestmark = pytest.mark.anyio
 

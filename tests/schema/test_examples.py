@@ -14,7 +14,7 @@ import pytest
 from mcpbind.protocol.unions import decode
 from mcpbind.schema import v2026_07_28
 
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 EXAMPLES = PROJECT.parent / "shared" / "schema" / "2026-07-28" / "examples"
 # This project's CI runs from a checkout beside ../shared and must not skip them; an unpacked sdist
 # (PKG-INFO at its root) does not carry the upstream files, in CI or not.

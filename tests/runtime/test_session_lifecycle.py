@@ -31,7 +31,7 @@ from mcpbind.transports.stdio import spawn_stdio_server
 
 pytestmark = pytest.mark.anyio
 
-README_SERVER = Path(__file__).resolve().parent / "peers" / "readme_server.py"
+README_SERVER = Path(__file__).resolve().parents[1] / "peers" / "readme_server.py"
 TEST_TIMEOUT = 30.0  # the most a whole test may take
 
 user: contextvars.ContextVar[str] = contextvars.ContextVar("user", default="nobody")

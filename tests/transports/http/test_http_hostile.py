@@ -1,4 +1,4 @@
-"""Hostile input over HTTP (see tests/test_hostile_input.py for the codec): bodies nested too
+"""Hostile input over HTTP (see tests/protocol/test_hostile_input.py for the codec): bodies nested too
 deeply for msgspec, ``[`` that is not JSON, escaped lone surrogates, and numbers in headers and
 SSE fields that ``int()`` refuses (over 4,300 digits, or digits such as "²" that ``isdigit()``
 takes). The Streamable HTTP server answers 400 with the JSON-RPC error (and the id when it can
@@ -25,9 +25,9 @@ from mcpbind.transports.http.client import open_streamable_http
 from mcpbind.transports.http.legacy import LegacySSEApp
 from mcpbind.transports.http.server import StreamableHTTPApp
 from tests import http_server_helpers as helpers
-from tests.http_fake_server import FakeServer, Json, Seen, Sse, event, rpc_result
 from tests.http_harness import ServerName, serve_asgi
 from tests.http_server_helpers import get_stream, headers, make_server, open_session, running
+from tests.transports.http.http_fake_server import FakeServer, Json, Seen, Sse, event, rpc_result
 
 pytestmark = pytest.mark.anyio
 backend_and_server, anyio_backend, asgi_server = (
