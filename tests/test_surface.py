@@ -61,11 +61,10 @@ async def test_a_server_and_client_from_the_surface_alone() -> None:
 def test_the_surface_names() -> None:
     import mcpbind
     from mcpbind import versions
-    from mcpbind.protocol import errors
-    from mcpbind.runtime import session
-    from mcpbind.schema import v2025_11_25
     from mcpbind.client import remote
-    from mcpbind.runtime import middleware
+    from mcpbind.protocol import errors
+    from mcpbind.runtime import middleware, session
+    from mcpbind.schema import v2025_11_25
     from mcpbind.server import server as server_module
 
     assert mcpbind.Context is session.RequestContext

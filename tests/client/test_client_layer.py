@@ -15,7 +15,7 @@ import pytest
 
 from tests.harness import child_env
 
-RUNTIME = Path(__file__).resolve().parent.parent / "runtime" / "mcpbind"
+RUNTIME = Path(__file__).resolve().parents[2] / "runtime" / "mcpbind"
 CLIENT_PACKAGES = (RUNTIME / "client", RUNTIME / "transports" / "http" / "client")
 CLIENT_SOURCES = sorted(path for folder in CLIENT_PACKAGES for path in folder.rglob("*.py"))
 

@@ -30,7 +30,7 @@ from tests.http_harness import serve_asgi
 pytestmark = pytest.mark.anyio
 
 methods = types.methods
-PEER = Path(__file__).resolve().parent / "peers" / "middleware_server.py"
+PEER = Path(__file__).resolve().parents[1] / "peers" / "middleware_server.py"
 
 
 def build(*middleware: Middleware) -> Server:
