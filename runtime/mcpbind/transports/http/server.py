@@ -24,9 +24,10 @@ How messages travel, and the choices made where the specification leaves them op
   where unrelated messages go. A notification or response gets 202.
 * ``Content-Type`` must be ``application/json`` (415); a body over ``max_body_size`` gets 413,
   whether ``Content-Length`` says so or the body turns out longer; bad JSON gets 400 and -32700.
-  All bodies being read or answered together hold at most ``max_body_bytes_in_flight`` bytes
-  (counted from ``Content-Length`` before reading, else as they arrive): past it, 503 with
-  ``Retry-After: 1``. A body must arrive within ``body_timeout`` seconds: past it, 408 and the
+  Such a body is read and dropped up to 1 MiB before the 413 (see
+  :mod:`~mcpbind.transports.http.body`). All bodies being read or answered together hold at
+  most ``max_body_bytes_in_flight`` bytes (counted from ``Content-Length`` before reading, else
+  as they arrive): past it, 503 with ``Retry-After: 1``. A body must arrive within ``body_timeout`` seconds: past it, 408 and the
   connection is closed.
   ``MCP-Protocol-Version`` must name a version the server supports (400); when absent,
   2025-03-26 is assumed (which matters only in stateless mode).
@@ -75,8 +76,10 @@ How messages travel, and the choices made where the specification leaves them op
   answer up to its timeout); progress sent just before the response may reach the client
   after it (and be ignored): use SSE answers where that matters.
 * DNS-rebinding protection: ``Host`` must match ``allowed_hosts`` and, when present,
-  ``Origin`` must match ``allowed_origins`` (both default to localhost, any port); 403
-  otherwise. Pass ``None`` to turn a check off (e.g. behind a reverse proxy that checks).
+  ``Origin`` must match ``allowed_origins`` (both default to the loopback names, with or
+  without a port); 403 otherwise, before anything else. Pass ``None`` to turn a check off
+  (e.g. behind a reverse proxy that checks). These checks and CORS are
+  :class:`~mcpbind.transports.http.security.SecurityMiddleware`'s (see there for the patterns).
 * A slow reader: at most ``max_buffered_events`` events and ``max_buffered_bytes`` bytes (or a
   single larger event) wait per stream. Past that, the handler answering a POST waits for its
   own client to read (only that request is held back). A GET stream takes what handlers of
@@ -93,9 +96,8 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from types import CoroutineType
 from typing import Any, Final, Literal, NamedTuple
 
 import anyio
@@ -108,27 +110,29 @@ from mcpbind.protocol.connection import FULL_DELIVERY, Connection, Delivery
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from mcpbind.protocol.wire import Codec, RequestId, salvage_id
 from mcpbind.runtime.session import RequestContext, Session, Spawn
-from mcpbind.runtime.stepping import resume
 from mcpbind.server.server import Server
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
-from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan, matches
+from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan
 from mcpbind.transports.http._asgi import (
     Message as Message,  # the ASGI event type, importable from here as before
 )
-from mcpbind.transports.http.events import EventStore, MemoryEventStore
-from mcpbind.transports.http.sse import (
-    CLOSE,
-    FINAL,
-    IDLE_TURNS,
-    MESSAGE,
-    PING,
-    SseItem,
-    SseQueue,
-    SseStream,
-    encode_event,
-    encode_priming,
-    encode_retry,
+from mcpbind.transports.http.body import BodyProgress, BodyReader
+from mcpbind.transports.http.disconnect import Flag, cancel_on_disconnect, wait_disconnect
+from mcpbind.transports.http.errors import (
+    EMPTY,
+    JSON_CONTENT_TYPE,
+    RETRY_AFTER,
+    SERVER_BUSY,
+    SESSION_NOT_FOUND,
+    HttpError,
+    send_empty,
+    send_error,
 )
+from mcpbind.transports.http.events import EventStore, MemoryEventStore
+from mcpbind.transports.http.media_types import accepts, is_json
+from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
+from mcpbind.transports.http.sse import CLOSE, FINAL, IDLE_TURNS, MESSAGE, SseItem, SseQueue, SseStream
+from mcpbind.transports.http.sse_encode import PING, encode_event, encode_priming, encode_retry
 from mcpbind.versions import POLLING_SINCE, STREAMABLE_HTTP_ASSUMED_VERSION
 
 __all__ = [
@@ -146,19 +150,14 @@ __all__ = [
 
 log = logging.getLogger("mcpbind.http")
 
-DEFAULT_ALLOWED_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-DEFAULT_ALLOWED_ORIGINS: Final = tuple(
-    f"{scheme}://{host}:*" for scheme in ("http", "https") for host in ("127.0.0.1", "localhost", "[::1]")
-)
+DEFAULT_ALLOWED_HOSTS: Final = LOCALHOST_HOSTS
+DEFAULT_ALLOWED_ORIGINS: Final = LOCALHOST_ORIGINS
 # What a request without MCP-Protocol-Version is taken to speak (the specification's rule).
 ASSUMED_VERSION: Final = STREAMABLE_HTTP_ASSUMED_VERSION
 # From this version on, streams start with a priming event and may be closed early (polling).
 POLLING_VERSION: Final = POLLING_SINCE
-# A JSON-RPC code of the implementation-defined range, as other SDKs answer an unknown session.
-SESSION_NOT_FOUND: Final = -32001
 # How many completed POST streams of a session stay replayable (see HttpSessionTransport.finished).
 KEEP_COMPLETED: Final = 4
-SERVER_BUSY: Final = -32000
 
 
 class _Envelope(msgspec.Struct):
@@ -179,39 +178,11 @@ class _NegotiatedResult(msgspec.Struct, rename="camel"):
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 _INITIALIZE_ANSWER = msgspec.json.Decoder(_InitializeAnswer)
 
-_JSON: Final = (b"content-type", b"application/json")
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
-_EMPTY: Final[Headers] = []
-
-
-class _Problem(Exception):
-    """An HTTP error answer: status, JSON-RPC code and message, the request id if known, and
-    headers of its own (``Retry-After``, ``Connection: close``)."""
-
-    def __init__(
-        self,
-        status: int,
-        code: int,
-        message: str,
-        ident: RequestId | None = None,
-        headers: Headers = _EMPTY,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.ident = ident
-        self.headers = headers
-
-
-_RETRY_AFTER: Final[Headers] = [(b"retry-after", b"1")]
-_CLOSE: Final[Headers] = [(b"connection", b"close")]
-
-
 # -- the per-session transport ------------------------------------------------------------
 
 
@@ -468,7 +439,7 @@ class HttpSessionTransport:
         if kind == FINAL:
             stream.finished = True
             stream.response = message
-        await stream.put((event_id, encode_event(event_id, message), kind))
+        await stream.put((event_id, encode_event(message, event_id), kind))
 
     def _listener_with_room(self, size: int) -> SseStream | None:
         for stream in self._listeners:
@@ -506,7 +477,7 @@ class HttpSessionTransport:
             if target is None:
                 target = listeners[0]
             event_id = await self._event_id(target, message)
-            if not target.offer((event_id, encode_event(event_id, message), MESSAGE)):
+            if not target.offer((event_id, encode_event(message, event_id), MESSAGE)):
                 log.debug(
                     "GET stream %s of session %s is %d bytes behind: cutting its connection off",
                     target.id,
@@ -630,38 +601,24 @@ class _Post(NamedTuple):
     body: bytes
     receive: Receive
     send: Send
-    extra: Headers
     initialize: bool  # the request is initialize: the session's headers wait for its answer
     spawn: Spawn
 
 
-class _Request:
-    """What the app reads from one HTTP request's headers."""
+class _Request(BodyProgress):
+    """What the app reads from one HTTP request's headers (and its body's progress)."""
 
-    __slots__ = (
-        "accept",
-        "content_length",
-        "content_type",
-        "deadline",
-        "host",
-        "last_event_id",
-        "origin",
-        "reserved",
-        "session_id",
-        "version",
-    )
+    __slots__ = ("accept", "content_length", "content_type", "last_event_id", "session_id", "version")
 
     def __init__(self, headers: Iterable[tuple[bytes, bytes]]) -> None:
+        self.reserved = 0  # (BodyProgress's fields, set here: one call less per request)
+        self.deadline: float | None = None
         self.accept: bytes | None = None
         self.content_type: bytes | None = None
         self.content_length: bytes | None = None
-        self.host: bytes | None = None
-        self.origin: bytes | None = None
         self.session_id: bytes | None = None
         self.version: bytes | None = None
         self.last_event_id: bytes | None = None
-        self.reserved = 0  # bytes of the app's body budget this request holds
-        self.deadline: float | None = None  # for its body, once the app waited for a part
         accept: bytes | None = None
         field_of = _REQUEST_FIELDS.get
         for name, value in headers:
@@ -678,8 +635,6 @@ _REQUEST_FIELDS: Final = {
     b"accept": "accept",
     b"content-type": "content_type",
     b"content-length": "content_length",
-    b"host": "host",
-    b"origin": "origin",
     b"mcp-session-id": "session_id",
     b"mcp-protocol-version": "version",
     b"last-event-id": "last_event_id",
@@ -716,6 +671,9 @@ class StreamableHTTPApp:
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
     * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
       responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
+
+    The last three are those of the
+    :class:`~mcpbind.transports.http.security.SecurityMiddleware` the app runs behind.
     """
 
     def __init__(
@@ -767,29 +725,36 @@ class StreamableHTTPApp:
         self.max_buffered_events = max_buffered_events
         self.max_buffered_bytes = max_buffered_bytes
         self.backlog = backlog
-        self.allowed_hosts = None if allowed_hosts is None else tuple(h.lower() for h in allowed_hosts)
-        self.cors_origins = None if cors_origins is None else tuple(o.lower() for o in cors_origins)
-        origins = None if allowed_origins is None else tuple(o.lower() for o in allowed_origins)
-        if origins is not None and self.cors_origins is not None:
-            origins = (*origins, *self.cors_origins) if "*" not in self.cors_origins else None
-        self.allowed_origins = origins
         self.sessions: dict[str, _SessionState] = {}
         # Sessions not yet initialized, by id: when each was made (oldest first).
         self._uninitialized: dict[str, float] = {}
-        self._body_bytes = 0  # of POST bodies in progress (see _reserve)
+        self._bodies = BodyReader(
+            max_body_size, timeout=body_timeout, in_flight_limit=max_body_bytes_in_flight
+        )
         self._versions = {v.encode(): v for v in server.versions}
         self._task_group: anyio.abc.TaskGroup | None = None
         self.delivery = delivery_for(
             stateless=stateless, json_response=json_response, get_stream=self.get_stream
         )
         methods = "POST" if stateless else ("GET, POST, DELETE" if self.get_stream else "POST, DELETE")
-        if self.cors_origins is not None:
+        if cors_origins is not None:
             methods += ", OPTIONS"
         self._allow = [(b"allow", methods.encode())]
-        self._accept_cache: dict[bytes, tuple[bool, bool]] = {}
         # Stateless mode: a connection made ready once per version, copied for each request.
         self._ready_connections: dict[str, Connection] = {}
-        self._host_cache: dict[bytes, bool] = {}
+        self.security = SecurityMiddleware(
+            self._serve,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            cors_origins=cors_origins,
+            cors_methods=methods,
+        )
+        self._entry = self._serve if self.security.checks_nothing else self.security
+
+    @property
+    def _body_bytes(self) -> int:
+        """The bytes POST bodies in progress hold (see ``max_body_bytes_in_flight``)."""
+        return self._bodies.in_flight
 
     # -- running ------------------------------------------------------------------------
 
@@ -878,6 +843,10 @@ class StreamableHTTPApp:
     # -- ASGI ---------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._entry(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The application behind the Host/Origin checks and CORS."""
         kind = scope["type"]
         if kind != "http":
             if kind == "lifespan":
@@ -885,28 +854,23 @@ class StreamableHTTPApp:
                 return
             raise RuntimeError(f"StreamableHTTPApp does not handle {kind!r} connections")
         request = _Request(scope["headers"])
-        extra = self._cors_headers(request.origin)
         try:
             if not self._on_path(scope):
-                raise _Problem(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {self.path}")
-            self._check_origin(request)
+                raise HttpError(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {self.path}")
             method: str = scope["method"]
             if method == "POST":
                 try:
-                    await self._post(request, receive, send, extra)
+                    await self._post(request, receive, send)
                 finally:
-                    self._body_bytes -= request.reserved
+                    self._bodies.release(request)
             elif method == "GET" and self.get_stream:
-                await self._get(request, receive, send, extra)
+                await self._get(request, receive, send)
             elif method == "DELETE" and not self.stateless:
-                await self._delete(request, send, extra)
-            elif method == "OPTIONS" and self.cors_origins is not None:
-                await self._preflight(request, send)
+                await self._delete(request, send)
             else:
-                raise _Problem(405, INVALID_REQUEST, f"Method not allowed: {method}")
-        except _Problem as problem:
-            headers = [*extra, *self._allow] if problem.status == 405 else extra
-            await _answer_error(send, problem, headers)
+                raise HttpError(405, INVALID_REQUEST, f"Method not allowed: {method}")
+        except HttpError as problem:
+            await send_error(send, problem, self._allow if problem.status == 405 else EMPTY)
 
     def _on_path(self, scope: Scope) -> bool:
         path: str = scope["path"]
@@ -917,40 +881,6 @@ class StreamableHTTPApp:
 
     # -- checks -------------------------------------------------------------------------
 
-    def _check_origin(self, request: _Request) -> None:
-        if self.allowed_hosts is not None:
-            host = request.host
-            allowed = self._host_cache.get(host) if host is not None else False
-            if allowed is None:
-                assert host is not None
-                allowed = matches(host.decode("latin-1"), self.allowed_hosts)
-                if len(self._host_cache) < 256:
-                    self._host_cache[host] = allowed
-            if not allowed:
-                raise _Problem(403, INVALID_REQUEST, "Forbidden: Host not allowed")
-        origin = request.origin
-        if origin is not None and self.allowed_origins is not None:
-            if not matches(origin.decode("latin-1"), self.allowed_origins):
-                raise _Problem(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
-
-    def _accepts(self, accept: bytes | None) -> tuple[bool, bool]:
-        """Whether ``Accept`` allows JSON, and SSE."""
-        if accept is None:
-            return False, False
-        known = self._accept_cache.get(accept)
-        if known is not None:
-            return known
-        json_ok = sse_ok = False
-        for part in accept.split(b","):
-            media = part.split(b";", 1)[0].strip().lower()
-            if media in (b"*/*", b"application/json", b"application/*"):
-                json_ok = True
-            if media in (b"*/*", b"text/event-stream", b"text/*"):
-                sse_ok = True
-        if len(self._accept_cache) < 256:
-            self._accept_cache[accept] = (json_ok, sse_ok)
-        return json_ok, sse_ok
-
     def _version(self, request: _Request) -> str:
         raw = request.version
         if raw is None:
@@ -958,7 +888,7 @@ class StreamableHTTPApp:
         version = self._versions.get(raw.strip())
         if version is None:
             supported = ", ".join(self.server.versions)
-            raise _Problem(
+            raise HttpError(
                 400,
                 INVALID_REQUEST,
                 f"Unsupported MCP-Protocol-Version {raw.decode('latin-1')!r} (supported: {supported})",
@@ -967,60 +897,39 @@ class StreamableHTTPApp:
 
     def _session(self, request: _Request) -> _SessionState:
         if request.session_id is None:
-            raise _Problem(400, INVALID_REQUEST, "Bad request: missing Mcp-Session-Id header")
+            raise HttpError(400, INVALID_REQUEST, "Bad request: missing Mcp-Session-Id header")
         state = self.sessions.get(request.session_id.decode("latin-1"))
         if state is None:
-            raise _Problem(404, SESSION_NOT_FOUND, "Session not found")
+            raise HttpError(404, SESSION_NOT_FOUND, "Session not found")
         return state
 
     # -- POST ---------------------------------------------------------------------------
 
-    async def _post(self, request: _Request, receive: Receive, send: Send, extra: Headers) -> None:
-        content_type = request.content_type
-        if content_type != b"application/json" and (
-            content_type is None or content_type.split(b";", 1)[0].strip().lower() != b"application/json"
-        ):
-            raise _Problem(
+    async def _post(self, request: _Request, receive: Receive, send: Send) -> None:
+        if not is_json(request.content_type):
+            raise HttpError(
                 415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
             )
-        json_ok, sse_ok = self._accepts(request.accept)
+        json_ok, sse_ok = (False, False) if request.accept is None else accepts(request.accept)
         if not json_ok or not (sse_ok or self.json_response):
             wanted = "application/json" if self.json_response else "application/json and text/event-stream"
-            raise _Problem(406, INVALID_REQUEST, f"Not Acceptable: Accept must include {wanted}")
+            raise HttpError(406, INVALID_REQUEST, f"Not Acceptable: Accept must include {wanted}")
         version = self._version(request)
-        limit = self.max_body_size
-        declared = request.content_length
-        if declared is not None:
-            try:
-                size = int(declared)
-            except ValueError:
-                raise _Problem(400, INVALID_REQUEST, "Bad request: invalid Content-Length") from None
-            if size > limit:
-                raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
-            self._reserve(request, size)
-        message = await self._receive_body(receive, request)
-        if message["type"] != "http.request":
+        body = await self._bodies.read(receive, request.content_length, request)
+        if body is None:
             return  # the client went away
-        body: bytes = message.get("body", b"")
-        if message.get("more_body", False) or len(body) > limit:
-            read = await self._read_rest(receive, body, message.get("more_body", False), request)
-            if read is None:
-                return  # the client went away
-            body = read
-        elif len(body) > request.reserved:  # no Content-Length
-            self._reserve(request, len(body) - request.reserved)
         envelope = _decode_envelope(body)
         method, ident = envelope.method, envelope.id
         is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)
         if is_request and ident is None:
-            raise _Problem(400, INVALID_REQUEST, "Invalid request: the id of a request must not be null")
+            raise HttpError(400, INVALID_REQUEST, "Invalid request: the id of a request must not be null")
         if self.stateless:
-            await self._stateless(method, ident, body, version, receive, send, extra)
+            await self._stateless(method, ident, body, version, receive, send)
             return
         initialize = method == "initialize"
         if initialize:
             if request.session_id is not None:
-                raise _Problem(
+                raise HttpError(
                     400,
                     INVALID_REQUEST,
                     "Bad request: initialize must not carry an Mcp-Session-Id",
@@ -1033,21 +942,19 @@ class StreamableHTTPApp:
         try:
             session = state.session
             if session.closed:
-                raise _Problem(404, SESSION_NOT_FOUND, "Session ended")
+                raise HttpError(404, SESSION_NOT_FOUND, "Session ended")
             if not is_request:
-                await self._accept(
-                    session, body, not isinstance(method, UnsetType), send, [*state.header, *extra]
-                )
+                await self._accept(session, body, not isinstance(method, UnsetType), send, list(state.header))
                 return
             assert ident is not None and not isinstance(ident, UnsetType)
             if state.transport.in_flight(ident):
-                raise _Problem(400, INVALID_REQUEST, f"Request id {ident!r} is already in use", ident)
+                raise HttpError(400, INVALID_REQUEST, f"Request id {ident!r} is already in use", ident)
             spawn = self._spawner()
             assert spawn is not None
             if self.json_response:
-                await self._answer_json(_Post(state, ident, body, receive, send, extra, initialize, spawn))
+                await self._answer_json(_Post(state, ident, body, receive, send, initialize, spawn))
             else:
-                await self._answer_sse(_Post(state, ident, body, receive, send, extra, initialize, spawn))
+                await self._answer_sse(_Post(state, ident, body, receive, send, initialize, spawn))
         finally:
             state.active -= 1
             state.last_seen = time.monotonic()
@@ -1061,9 +968,8 @@ class StreamableHTTPApp:
             try:
                 await session.feed(body)
             except anyio.ClosedResourceError:
-                raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
-        await send({"type": "http.response.start", "status": 202, "headers": headers})
-        await send({"type": "http.response.body", "body": b""})
+                raise HttpError(404, SESSION_NOT_FOUND, "Session ended") from None
+        await send_empty(send, 202, headers)
         if notification:
             try:
                 await session.feed(body)
@@ -1074,100 +980,21 @@ class StreamableHTTPApp:
         tg = self._task_group
         return tg.start_soon if tg is not None else None
 
-    async def _read_rest(self, receive: Receive, body: bytes, more: bool, request: _Request) -> bytes | None:
-        """The rest of a body that came in parts (or its first part is over the limit already);
-        ``None`` if the client went away; 413 past the limit, found while reading; 503 past
-        the app's budget for bodies in progress (when no Content-Length reserved it before)."""
-        limit = self.max_body_size
-        parts = [body]
-        size = len(body)
-        while more and size <= limit:
-            if size > request.reserved:
-                self._reserve(request, size - request.reserved)
-            message = await self._receive_body(receive, request)
-            if message["type"] != "http.request":
-                return None
-            chunk: bytes = message.get("body", b"")
-            parts.append(chunk)
-            size += len(chunk)
-            more = message.get("more_body", False)
-        if size <= limit:
-            if size > request.reserved:
-                self._reserve(request, size - request.reserved)
-            return b"".join(parts)
-        # Over the limit: read on, keeping nothing, so the client sees the 413 rather than a
-        # connection reset mid-upload; a client sending much more is cut off.
-        parts.clear()
-        budget = max(limit, 1 << 20)
-        while more and budget > 0:
-            message = await self._receive_body(receive, request)
-            if message["type"] != "http.request":
-                return None
-            budget -= len(message.get("body", b""))
-            more = message.get("more_body", False)
-        raise _Problem(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes")
-
-    async def _receive_body(self, receive: Receive, request: _Request) -> Message:
-        """``receive()`` for a part of ``request``'s body: 408 (and the connection closed) if
-        the body is not all there ``body_timeout`` seconds after the app first waited for it.
-        A part that has arrived already, as a small body has, costs no timer."""
-        timeout = self.body_timeout
-        call = receive()
-        if timeout is None:
-            return await call
-        waiting: Awaitable[Message]
-        if type(call) is CoroutineType:
-            try:
-                value = call.send(None)
-            except StopIteration as stop:
-                message: Message = stop.value
-                return message
-            waiting = resume(call, value)
-        else:
-            waiting = call
-        deadline = request.deadline
-        if deadline is None:
-            deadline = request.deadline = anyio.current_time() + timeout
-        try:
-            with anyio.fail_after(max(deadline - anyio.current_time(), 0.0)):
-                return await waiting
-        except TimeoutError:
-            raise _Problem(
-                408,
-                INVALID_REQUEST,
-                f"Request Timeout: the body did not arrive within {timeout} s",
-                headers=_CLOSE,
-            ) from None
-
-    def _reserve(self, request: _Request, size: int) -> None:
-        """Count ``size`` more bytes of ``request``'s body against the budget of bodies in
-        progress (until its POST is answered and its handler done); 503 past it."""
-        if self._body_bytes + size > self.max_body_bytes_in_flight:
-            raise _Problem(
-                503,
-                SERVER_BUSY,
-                f"Server busy: too many request bodies in progress (limit {self.max_body_bytes_in_flight} "
-                "bytes); try again later",
-                headers=_RETRY_AFTER,
-            )
-        self._body_bytes += size
-        request.reserved += size
-
     def _new_session(self) -> _SessionState:
         tg = self._task_group
         if tg is None:
-            raise _Problem(
+            raise HttpError(
                 500,
                 INTERNAL_ERROR,
                 "The MCP app is not running: serve it with ASGI lifespan enabled, "
                 "or wrap the server in `async with app.run():`",
             )
         if len(self.sessions) >= self.max_sessions:
-            raise _Problem(
+            raise HttpError(
                 503,
                 SERVER_BUSY,
                 f"Too many sessions (limit {self.max_sessions}); try again later",
-                headers=_RETRY_AFTER,
+                headers=RETRY_AFTER,
             )
         session_id = secrets.token_urlsafe(24)
         delivery = self.delivery
@@ -1203,9 +1030,9 @@ class StreamableHTTPApp:
         """The request's handler runs in this task and writes the response to ``send`` itself
         (through the transport). Only if it waits for something does a helper task watch for
         the client going away meanwhile, which cancels it."""
-        state, ident, body, receive, send, extra, initialize, spawn = post
+        state, ident, body, receive, send, initialize, spawn = post
         transport = state.transport
-        headers = [_JSON, *extra] if initialize else [_JSON, *extra, *state.header]
+        headers = [JSON_CONTENT_TYPE] if initialize else [JSON_CONTENT_TYPE, *state.header]
         on_initialize = (
             (lambda data: list(state.header) if self._initialized(state, data) else [])
             if initialize
@@ -1223,12 +1050,11 @@ class StreamableHTTPApp:
             try:
                 await state.session.feed(body, on_suspend)
             except anyio.ClosedResourceError:
-                raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
+                raise HttpError(404, SESSION_NOT_FOUND, "Session ended") from None
             if helper is not None:
                 await helper.done.wait()
             elif not waiter.answered:  # cancelled by the client: nothing comes until it goes
-                while (await receive())["type"] != "http.disconnect":
-                    pass
+                await wait_disconnect(receive)
                 waiter.answered = True
                 transport.drop_route(ident)
         finally:
@@ -1242,8 +1068,7 @@ class StreamableHTTPApp:
             with helper.scope:
                 # The ASGI server ends receive() with http.disconnect once the response is
                 # written, or when the client goes away first.
-                while (await receive())["type"] != "http.disconnect":
-                    pass
+                await wait_disconnect(receive)
                 if not waiter.answered:
                     waiter.answered = True
                     state.transport.drop_route(ident)
@@ -1256,11 +1081,11 @@ class StreamableHTTPApp:
         handler that finishes at once leaves its whole answer there, written in one go; one
         that waits for something gets a helper task that writes the stream as it comes (from a
         queue) and watches for the client going away."""
-        state, ident, body, receive, send, extra, initialize, spawn = post
+        state, ident, body, receive, send, initialize, spawn = post
         transport = state.transport
         stream = transport.open_stream(ident)
         items = stream.collect()
-        headers = [*_SSE_HEADERS, *extra]
+        headers = list(_SSE_HEADERS)
         first: list[bytes] = []
         if not initialize:
             headers += state.header
@@ -1271,7 +1096,7 @@ class StreamableHTTPApp:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
         helper: _Helper | None = None
         queue: SseQueue | None = None
-        gone = _Flag()
+        gone = Flag()
 
         def on_suspend() -> None:
             nonlocal helper, queue
@@ -1285,7 +1110,7 @@ class StreamableHTTPApp:
             except anyio.ClosedResourceError:  # it ended while this POST was being answered
                 transport.forget(stream)
                 if initialize:
-                    raise _Problem(404, SESSION_NOT_FOUND, "Session ended") from None
+                    raise HttpError(404, SESSION_NOT_FOUND, "Session ended") from None
                 await send({"type": "http.response.body", "body": b"".join(first), "more_body": False})
                 return
             if helper is not None:
@@ -1314,7 +1139,7 @@ class StreamableHTTPApp:
         if initialize:
             if stream.response is None:
                 transport.forget(stream)
-                raise _Problem(500, INTERNAL_ERROR, "The session ended during initialize", ident)
+                raise HttpError(500, INTERNAL_ERROR, "The session ended during initialize", ident)
             if self._initialized(state, stream.response):
                 headers += state.header
         if outcome == FINAL:
@@ -1335,7 +1160,7 @@ class StreamableHTTPApp:
         receive: Receive,
         send: Send,
         helper: _Helper,
-        gone: _Flag,
+        gone: Flag,
     ) -> None:
         """Write a POST's SSE stream while its handler runs in the POST's task: what was
         collected, then what comes in ``queue`` (none: the stream was detached before), and end
@@ -1346,7 +1171,7 @@ class StreamableHTTPApp:
         try:
             with helper.scope:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
+                    tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, gone)
                     for chunk in first:
                         await _write(send, chunk)
                     for _, chunk, kind in items:
@@ -1411,17 +1236,17 @@ class StreamableHTTPApp:
 
     # -- GET ----------------------------------------------------------------------------
 
-    async def _get(self, request: _Request, receive: Receive, send: Send, extra: Headers) -> None:
-        if not self._accepts(request.accept)[1]:
-            raise _Problem(406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream")
+    async def _get(self, request: _Request, receive: Receive, send: Send) -> None:
+        if request.accept is None or not accepts(request.accept)[1]:
+            raise HttpError(406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream")
         self._version(request)
         state = self._session(request)
         state.active += 1
         try:
             if request.last_event_id is not None and self.event_store is not None:
-                await self._resume(state, request.last_event_id.decode("latin-1"), receive, send, extra)
+                await self._resume(state, request.last_event_id.decode("latin-1"), receive, send)
             else:
-                await self._listen(state, None, [], receive, send, extra)
+                await self._listen(state, None, [], receive, send)
         finally:
             state.active -= 1
             state.last_seen = time.monotonic()
@@ -1433,22 +1258,21 @@ class StreamableHTTPApp:
         replay: list[bytes],
         receive: Receive,
         send: Send,
-        extra: Headers,
     ) -> None:
         transport = state.transport
         if transport.closed:
-            raise _Problem(404, SESSION_NOT_FOUND, "Session ended")
+            raise HttpError(404, SESSION_NOT_FOUND, "Session ended")
         stream = transport.open_listener(stream_id)
         queue = stream.attach()
         try:
             async with anyio.create_task_group() as tg:
-                gone = _Flag()
-                tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
+                gone = Flag()
+                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, gone)
                 await send(
                     {
                         "type": "http.response.start",
                         "status": 200,
-                        "headers": [*_SSE_HEADERS, *extra, *state.header],
+                        "headers": [*_SSE_HEADERS, *state.header],
                     }
                 )
                 version = transport.protocol_version
@@ -1470,27 +1294,25 @@ class StreamableHTTPApp:
         if not gone.set:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _resume(
-        self, state: _SessionState, last_event_id: str, receive: Receive, send: Send, extra: Headers
-    ) -> None:
+    async def _resume(self, state: _SessionState, last_event_id: str, receive: Receive, send: Send) -> None:
         transport = state.transport
         assert self.event_store is not None
         found = await self.event_store.replay(state.id, last_event_id)
         if found is None:
-            raise _Problem(400, INVALID_REQUEST, f"Bad request: unknown Last-Event-ID {last_event_id!r}")
+            raise HttpError(400, INVALID_REQUEST, f"Bad request: unknown Last-Event-ID {last_event_id!r}")
         stream_id, events = found
-        replay = [encode_event(event.id, event.data) for event in events if event.data]
+        replay = [encode_event(event.data, event.id) for event in events if event.data]
         if stream_id.startswith("g"):
-            await self._listen(state, stream_id, replay, receive, send, extra)
+            await self._listen(state, stream_id, replay, receive, send)
             return
         stream = transport.stream(stream_id)
         live = stream is not None and not stream.finished
         queue = stream.attach() if stream is not None and live else None
         outcome: int | None = None
-        gone = _Flag()
+        gone = Flag()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope, gone)
-            headers = [*_SSE_HEADERS, *extra, *state.header]
+            tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, gone)
+            headers = [*_SSE_HEADERS, *state.header]
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             for chunk in replay:
                 await _write(send, chunk)
@@ -1505,47 +1327,15 @@ class StreamableHTTPApp:
         if not gone.set:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    # -- DELETE, OPTIONS ----------------------------------------------------------------
+    # -- DELETE -------------------------------------------------------------------------
 
-    async def _delete(self, request: _Request, send: Send, extra: Headers) -> None:
+    async def _delete(self, request: _Request, send: Send) -> None:
         self._version(request)
         state = self._session(request)
         await self._close_session(state)
         with anyio.move_on_after(5):
             await state.session.wait_closed()  # its handlers have unwound
-        await send({"type": "http.response.start", "status": 204, "headers": extra})
-        await send({"type": "http.response.body", "body": b""})
-
-    def _cors_headers(self, origin: bytes | None) -> Headers:
-        allowed = self.cors_origins
-        if allowed is None or origin is None:
-            return _EMPTY
-        if "*" in allowed:
-            value = b"*"
-        elif matches(origin.decode("latin-1"), allowed):
-            value = origin
-        else:
-            return _EMPTY
-        return [
-            (b"access-control-allow-origin", value),
-            (b"access-control-expose-headers", b"Mcp-Session-Id, MCP-Protocol-Version"),
-            (b"vary", b"Origin"),
-        ]
-
-    async def _preflight(self, request: _Request, send: Send) -> None:
-        headers = self._cors_headers(request.origin)
-        if headers:
-            headers = [
-                *headers,
-                (b"access-control-allow-methods", self._allow[0][1]),
-                (
-                    b"access-control-allow-headers",
-                    b"Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID",
-                ),
-                (b"access-control-max-age", b"86400"),
-            ]
-        await send({"type": "http.response.start", "status": 204, "headers": headers})
-        await send({"type": "http.response.body", "body": b""})
+        await send_empty(send, 204, EMPTY)
 
     # -- stateless ----------------------------------------------------------------------
 
@@ -1557,12 +1347,10 @@ class StreamableHTTPApp:
         version: str,
         receive: Receive,
         send: Send,
-        extra: Headers,
     ) -> None:
         if isinstance(method, UnsetType) or ident is None or isinstance(ident, UnsetType):
             # Nothing can follow a notification or response without a session: accepted, dropped.
-            await send({"type": "http.response.start", "status": 202, "headers": extra})
-            await send({"type": "http.response.body", "body": b""})
+            await send_empty(send, 202, EMPTY)
             return
         transport = HttpSessionTransport(
             "",
@@ -1586,29 +1374,14 @@ class StreamableHTTPApp:
         state = _SessionState("", transport, session)
         answer = self._answer_json if self.json_response else self._answer_sse
         if spawn is not None:
-            await answer(_Post(state, ident, body, receive, send, extra, False, spawn))
+            await answer(_Post(state, ident, body, receive, send, False, spawn))
             return
         # No lifespan: a task group of this request's own, opened before the handler starts.
         async with anyio.create_task_group() as tg:
-            await answer(_Post(state, ident, body, receive, send, extra, False, tg.start_soon))
+            await answer(_Post(state, ident, body, receive, send, False, tg.start_soon))
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-class _Flag:
-    __slots__ = ("set",)
-
-    def __init__(self) -> None:
-        self.set = False
-
-
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope, gone: _Flag) -> None:
-    """Cancel ``scope`` when the client disconnects (the request body was read already)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    gone.set = True
-    scope.cancel()
 
 
 async def _write(send: Send, chunk: bytes) -> None:
@@ -1623,35 +1396,23 @@ def _decode_envelope(body: bytes) -> _Envelope:
             try:  # msgspec stopped at the "[": is the rest JSON at all?
                 msgspec.json.decode(body, type=msgspec.Raw)
             except msgspec.DecodeError as not_json:
-                raise _Problem(400, PARSE_ERROR, f"Parse error: {not_json}") from None
+                raise HttpError(400, PARSE_ERROR, f"Parse error: {not_json}") from None
             except RecursionError:
-                raise _Problem(400, PARSE_ERROR, "Parse error: JSON nested too deeply") from None
-            raise _Problem(
+                raise HttpError(400, PARSE_ERROR, "Parse error: JSON nested too deeply") from None
+            raise HttpError(
                 400, INVALID_REQUEST, "Invalid request: batches (JSON arrays) are not accepted"
             ) from None
-        raise _Problem(400, INVALID_REQUEST, f"Invalid request: {exc}", _request_id(body)) from None
+        raise HttpError(400, INVALID_REQUEST, f"Invalid request: {exc}", _request_id(body)) from None
     except msgspec.DecodeError as exc:
-        raise _Problem(400, PARSE_ERROR, f"Parse error: {exc}", _request_id(body)) from None
+        raise HttpError(400, PARSE_ERROR, f"Parse error: {exc}", _request_id(body)) from None
     except RecursionError:
-        raise _Problem(400, PARSE_ERROR, "Parse error: JSON nested too deeply", _request_id(body)) from None
+        raise HttpError(400, PARSE_ERROR, "Parse error: JSON nested too deeply", _request_id(body)) from None
 
 
 def _request_id(body: bytes) -> RequestId | None:
     """The id of a request that does not decode, where it can be read (never a response's)."""
     salvaged = salvage_id(body)
     return None if salvaged.response else salvaged.id
-
-
-async def _answer_error(send: Send, problem: _Problem, headers: Headers) -> None:
-    body = Codec.encode_error(problem.ident, problem.code, problem.message)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": problem.status,
-            "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers, *problem.headers],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 # -- running on an embedded server ----------------------------------------------------------
