@@ -108,6 +108,7 @@ from msgspec import UNSET, UnsetType
 
 from mcpbind.protocol.connection import FULL_DELIVERY, Connection, Delivery
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from mcpbind.protocol.peek import Peeked, peek
 from mcpbind.protocol.wire import Codec, RequestId, salvage_id
 from mcpbind.runtime.session import RequestContext, Session, Spawn
 from mcpbind.server.server import Server
@@ -160,13 +161,6 @@ POLLING_VERSION: Final = POLLING_SINCE
 KEEP_COMPLETED: Final = 4
 
 
-class _Envelope(msgspec.Struct):
-    """What routing needs from a message; the session decodes it fully."""
-
-    id: RequestId | UnsetType | None = UNSET
-    method: str | UnsetType = UNSET
-
-
 class _InitializeAnswer(msgspec.Struct):
     result: _NegotiatedResult | UnsetType = UNSET
 
@@ -175,7 +169,6 @@ class _NegotiatedResult(msgspec.Struct, rename="camel"):
     protocol_version: str
 
 
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
 _INITIALIZE_ANSWER = msgspec.json.Decoder(_InitializeAnswer)
 
 _SSE_HEADERS: Final = [
@@ -918,8 +911,8 @@ class StreamableHTTPApp:
         body = await self._bodies.read(receive, request.content_length, request)
         if body is None:
             return  # the client went away
-        envelope = _decode_envelope(body)
-        method, ident = envelope.method, envelope.id
+        peeked = _peek(body)
+        method, ident = peeked.method, peeked.id
         is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)
         if is_request and ident is None:
             raise HttpError(400, INVALID_REQUEST, "Invalid request: the id of a request must not be null")
@@ -1388,9 +1381,11 @@ async def _write(send: Send, chunk: bytes) -> None:
     await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
-def _decode_envelope(body: bytes) -> _Envelope:
+def _peek(body: bytes) -> Peeked:
+    """The id and method of the message in a POST body (the session decodes it fully); 400
+    for anything but one JSON-RPC message."""
     try:
-        return _ENVELOPE.decode(body)
+        return peek(body)
     except msgspec.ValidationError as exc:
         if body.lstrip()[:1] == b"[":
             try:  # msgspec stopped at the "[": is the rest JSON at all?
