@@ -75,13 +75,13 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from mcpbind.protocol.wire import RequestId
-from mcpbind.server.server import Server
 from mcpbind.transports.http._asgi import (
     Message as Message,  # the ASGI event type, importable from here as before
 )
 from mcpbind.transports.http._asgi import Receive, Scope, Send, lifespan
 from mcpbind.transports.http.body import BodyProgress, BodyReader
 from mcpbind.transports.http.disconnect import cancel_on_disconnect
+from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.errors import HttpError, send_empty, send_error
 from mcpbind.transports.http.media_types import accepts, is_json
 from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
@@ -232,7 +232,7 @@ class LegacySSEApp:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerEndpoint,
         *,
         sse_path: str = "/sse",
         message_path: str = "/messages",

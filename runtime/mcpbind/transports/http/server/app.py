@@ -9,17 +9,17 @@ import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
 
 import anyio
 from msgspec import UnsetType
 
 from mcpbind.protocol.errors import INVALID_REQUEST
 from mcpbind.runtime.session import Session
-from mcpbind.server.server import Server
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan
 from mcpbind.transports.http.body import BodyReader
+from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.errors import EMPTY, SESSION_NOT_FOUND, HttpError, send_empty, send_error
 from mcpbind.transports.http.events import EventStore, MemoryEventStore
 from mcpbind.transports.http.media_types import accepts, is_json
@@ -41,11 +41,21 @@ DEFAULT_ALLOWED_ORIGINS: Final = LOCALHOST_ORIGINS
 # What a request without MCP-Protocol-Version is taken to speak (the specification's rule).
 ASSUMED_VERSION: Final = STREAMABLE_HTTP_ASSUMED_VERSION
 
+if TYPE_CHECKING:
+    # A default (PEP 696) keeps a bare ``StreamableHTTPApp`` meaning one of any server.
+    from typing_extensions import TypeVar as _DefaultingTypeVar
 
-class StreamableHTTPApp:
+    ServerT = _DefaultingTypeVar("ServerT", bound=ServerEndpoint, covariant=True, default=ServerEndpoint)
+else:
+    ServerT = TypeVar("ServerT", bound=ServerEndpoint, covariant=True)
+
+
+class StreamableHTTPApp(Generic[ServerT]):
     """The Streamable HTTP transport of ``server`` as an ASGI 3 application; see
     :mod:`mcpbind.transports.http.server` for the behaviour and
-    :func:`~mcpbind.transports.http.server.embedded.serve_http` to run it.
+    :func:`~mcpbind.transports.http.server.embedded.serve_http` to run it. ``server`` is a
+    :class:`mcpbind.server.server.Server`, or anything else that is a
+    :class:`~mcpbind.transports.http.endpoint.ServerEndpoint`.
 
     Options:
 
@@ -81,7 +91,7 @@ class StreamableHTTPApp:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerT,
         *,
         path: str = "/mcp",
         json_response: bool = False,
@@ -182,7 +192,7 @@ class StreamableHTTPApp:
     # -- running ------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def run(self) -> AsyncIterator[StreamableHTTPApp]:
+    async def run(self) -> AsyncIterator[StreamableHTTPApp[ServerT]]:
         """Run the app's task group (what ASGI lifespan does); on exit every session ends."""
         async with self._table.run():
             yield self

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
-from mcpbind.server.server import Server
+from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.server.app import StreamableHTTPApp
 
 __all__ = ["MAX_HEADER_SIZE", "LogRateLimiter", "serve_asyncio", "serve_http", "serve_trio"]
@@ -314,7 +314,7 @@ async def serve_trio(
 
 
 async def serve_http(
-    server_or_app: Server | StreamableHTTPApp,
+    server_or_app: ServerEndpoint | StreamableHTTPApp[ServerEndpoint],
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
@@ -345,7 +345,7 @@ async def serve_http(
         raise RuntimeError(f"serve_http(backend={backend!r}) called from {running}")
     if isinstance(server_or_app, StreamableHTTPApp):
         if app_options:
-            raise TypeError("app options are for a Server; this app is built already")
+            raise TypeError("app options are for a server; this app is built already")
         app = server_or_app
     else:
         if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in app_options:

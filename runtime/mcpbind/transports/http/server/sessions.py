@@ -25,7 +25,7 @@ from msgspec import UNSET, UnsetType
 from mcpbind.protocol.connection import Delivery
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcpbind.runtime.session import Session, Spawn
-from mcpbind.server.server import Server
+from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.errors import RETRY_AFTER, SERVER_BUSY, SESSION_NOT_FOUND, HttpError
 from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.server.transport import HttpSessionTransport
@@ -71,7 +71,7 @@ class SessionTable:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerEndpoint,
         *,
         delivery: Delivery,
         event_store: EventStore | None,

@@ -11,8 +11,8 @@ from msgspec import UnsetType
 from mcpbind.protocol.connection import Connection, Delivery
 from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.session import Spawn
-from mcpbind.server.server import Server
 from mcpbind.transports.http._asgi import Receive, Send
+from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.errors import EMPTY, send_empty
 from mcpbind.transports.http.server.post import Post, RequestAnswers
 from mcpbind.transports.http.server.sessions import SessionState
@@ -27,7 +27,7 @@ class StatelessPosts:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerEndpoint,
         answers: RequestAnswers,
         *,
         delivery: Delivery,
