@@ -270,10 +270,10 @@ class LegacySSEApp:
         self._sessions: dict[str, LegacySession] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
         self._bodies = BodyReader(max_body_size)
-        security = SecurityMiddleware(
+        self.security = SecurityMiddleware(
             self._serve, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
         )
-        self._entry = self._serve if security.checks_nothing else security
+        self._entry = self._serve if self.security.checks_nothing else self.security
 
     # -- lifetime -------------------------------------------------------------------------
 

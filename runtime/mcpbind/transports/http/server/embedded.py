@@ -31,17 +31,19 @@ nothing to accept, which ends asyncio's loop; and what is still logged goes thro
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.server.app import StreamableHTTPApp
+
+if TYPE_CHECKING:
+    import asyncio  # (imported where used: an app served elsewhere does not load it)
 
 __all__ = ["MAX_HEADER_SIZE", "LogRateLimiter", "serve_asyncio", "serve_http", "serve_trio"]
 
@@ -113,6 +115,8 @@ class _RateLimitFilter(logging.Filter):
 
 def _limit_asyncio_accept_errors(limiter: LogRateLimiter) -> Callable[[], None]:
     """Route the running loop's accept errors through ``limiter``; returns the undo."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     previous = loop.get_exception_handler()
 
