@@ -214,8 +214,8 @@ def _check(module: str, code: str, *, package: str | None = None) -> list[str]:
         ),
         (
             "mcpbind.client.client",
-            "from mcpbind.transports.http import _embedded\n",
-            "private module mcpbind.transports.http._embedded",
+            "from mcpbind.transports.http import _asgi\n",
+            "private module mcpbind.transports.http._asgi",
         ),
         (
             "mcpbind.client.client",
@@ -240,7 +240,7 @@ def test_the_check_catches_reaching_in(module: str, code: str, expected: str) ->
         ("mcpbind.transports.http.server", "from mcpbind.transports.http._asgi import lifespan\n"),
         (
             "mcpbind.transports.http.server",
-            "from mcpbind.transports.http import _embedded\n_embedded.serve\n",
+            "from mcpbind.transports.http import _asgi\n_asgi.lifespan\n",
         ),
         ("mcpbind.transports.http.server", "from ._common import Received\n"),
         ("mcpbind.runtime.session", "class S:\n    def _x(self): ...\ndef f(s):\n    s._x()\n"),

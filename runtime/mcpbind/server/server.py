@@ -697,9 +697,11 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         """Blocking :meth:`run_stdio`, for a script's ``main``."""
         anyio.run(self.run_stdio, backend=backend)
 
-    def http_app(self, **options: Any) -> StreamableHTTPApp:
+    def http_app(self, **options: Any) -> StreamableHTTPApp[Server]:
         """This server's Streamable HTTP transport as an ASGI application, to mount in any ASGI
         server (``options``: see :class:`~mcpbind.transports.http.server.StreamableHTTPApp`)."""
+        # A downward import (the HTTP app needs only a ServerEndpoint, never this module), made
+        # here so that a server that never serves HTTP does not load it.
         from mcpbind.transports.http.server import StreamableHTTPApp
 
         return StreamableHTTPApp(self, **options)
@@ -707,7 +709,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     async def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve over Streamable HTTP at ``http://host:port/mcp`` (uvicorn on asyncio, hypercorn
         on trio) until cancelled; needs the ``http`` extra."""
-        from mcpbind.transports.http.server import serve_http
+        from mcpbind.transports.http.server import serve_http  # (as in http_app)
 
         await serve_http(self, host, port, **options)
 

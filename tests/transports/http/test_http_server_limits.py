@@ -24,9 +24,9 @@ import httpx
 import pytest
 
 from mcpbind.server.server import Server
-from mcpbind.transports.http._embedded import LogRateLimiter, _Listener
 from mcpbind.transports.http.events import MemoryEventStore
 from mcpbind.transports.http.server import HttpSessionTransport, StreamableHTTPApp, serve_http
+from mcpbind.transports.http.server.embedded import LogRateLimiter, _Listener
 from tests import http_server_helpers as helpers
 from tests.harness import child_env
 from tests.http_harness import ServerName, loopback_socket

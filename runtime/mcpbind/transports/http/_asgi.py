@@ -1,10 +1,10 @@
-"""What the ASGI applications of this package (``server.py``, ``legacy.py``) share: the ASGI
-types, the Host/Origin pattern match of their DNS-rebinding checks and the lifespan protocol."""
+"""What the ASGI applications of this package (the Streamable HTTP server, the legacy HTTP+SSE
+server) share: the ASGI types and the lifespan protocol."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -13,23 +13,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Headers = list[tuple[bytes, bytes]]
-
-
-def matches(value: str, patterns: Iterable[str], *, bare_host: bool = True) -> bool:
-    """``value`` (a ``Host`` or ``Origin`` header) against lower-case ``patterns``, where a
-    trailing ``:*`` stands for any port; with ``bare_host`` it also matches no port at all."""
-    value = value.lower()
-    for pattern in patterns:
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            port = value[len(base) + 1 :]
-            if value.startswith(base + ":") and port.isascii() and port.isdigit():
-                return True
-            if bare_host and value == base:
-                return True
-        elif value == pattern:
-            return True
-    return False
 
 
 async def lifespan(

@@ -46,12 +46,15 @@ DNS-rebinding protection (the spec's MUST for this transport): ``Host`` must mat
 Both default to the loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port), right
 for a server bound to localhost. A public deployment passes its own names, or ``None`` to switch
 a check off (e.g. behind a proxy that already does it). A pattern ending in ``:*`` matches any
-port.
+port. The checks are :class:`~mcpbind.transports.http.security.SecurityMiddleware`'s, made
+before anything else (see there for the patterns).
 
 Errors on the message endpoint carry a JSON-RPC error object (``"id": null``) as body:
 ``400`` for a missing ``session_id``, malformed JSON (``-32700``, the message is dropped) or a
 JSON value that is neither an object nor an array; ``404`` for an unknown or ended session;
-``415`` unless ``Content-Type`` is ``application/json``; ``413`` and ``503`` as above. A
+``415`` unless ``Content-Type`` is ``application/json``; ``413`` and ``503`` as above (a body
+over the limit is read and dropped up to 1 MiB before the ``413``, see
+:mod:`~mcpbind.transports.http.body`). A
 well-formed message that is not a valid JSON-RPC message is accepted (202) and the session
 answers it on the stream, as on any other transport.
 """
@@ -71,13 +74,19 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
-from mcpbind.protocol.wire import Codec, RequestId
-from mcpbind.server.server import Server
+from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.http._asgi import (
     Message as Message,  # the ASGI event type, importable from here as before
 )
-from mcpbind.transports.http._asgi import Receive, Scope, Send, lifespan, matches
-from mcpbind.transports.http.sse import MESSAGE, PING, SseQueue
+from mcpbind.transports.http._asgi import Receive, Scope, Send, lifespan
+from mcpbind.transports.http.body import BodyProgress, BodyReader
+from mcpbind.transports.http.disconnect import cancel_on_disconnect
+from mcpbind.transports.http.endpoint import ServerEndpoint
+from mcpbind.transports.http.errors import HttpError, send_empty, send_error
+from mcpbind.transports.http.media_types import accepts, is_json
+from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
+from mcpbind.transports.http.sse import MESSAGE, SseQueue
+from mcpbind.transports.http.sse_encode import PING, encode_event
 
 __all__ = [
     "DEFAULT_MAX_BODY_SIZE",
@@ -92,34 +101,14 @@ log = logging.getLogger("mcpbind.http.legacy")
 # 4 MiB: ample for any ordinary MCP message sent to a server.
 DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024
 
-LOCALHOST_HOSTS: tuple[str, ...] = (
-    "127.0.0.1",
-    "127.0.0.1:*",
-    "localhost",
-    "localhost:*",
-    "[::1]",
-    "[::1]:*",
-)
-LOCALHOST_ORIGINS: tuple[str, ...] = tuple(
-    f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCALHOST_HOSTS
-)
-
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-store"),
     (b"x-accel-buffering", b"no"),
 ]
-_JSON = [(b"content-type", b"application/json")]
 # At most this many queued messages are joined into one write of the SSE stream.
 _BATCH = 64
-
-
-def _sse_event(event: bytes, data: bytes) -> bytes:
-    """One SSE event; data with line breaks becomes several ``data:`` lines."""
-    if b"\n" in data or b"\r" in data:
-        lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        return b"event: " + event + b"\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
-    return b"event: " + event + b"\ndata: " + data + b"\n\n"
+_SESSION_NOT_FOUND = "Session not found (it ended, or never existed)"
 
 
 class _SessionTransport:
@@ -153,7 +142,7 @@ class _SessionTransport:
         """Queue the message for the stream if there is room now; ``False`` (nothing queued)
         if the queue is full or the client is gone (``send`` then says which)."""
         queue = self.outgoing
-        event = _sse_event(b"message", message)
+        event = encode_event(message)
         if queue.closed or not queue.has_room(len(event)):
             return False
         queue.put_nowait(("", event, MESSAGE))
@@ -164,7 +153,7 @@ class _SessionTransport:
         queue = self.outgoing
         if queue.closed:
             raise anyio.BrokenResourceError
-        item = ("", _sse_event(b"message", message), MESSAGE)
+        item = ("", encode_event(message), MESSAGE)
         size = len(item[1])
         if queue.has_room(size):
             queue.put_nowait(item)
@@ -243,7 +232,7 @@ class LegacySSEApp:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerEndpoint,
         *,
         sse_path: str = "/sse",
         message_path: str = "/messages",
@@ -280,6 +269,11 @@ class LegacySSEApp:
         self.allowed_origins = None if allowed_origins is None else tuple(allowed_origins)
         self._sessions: dict[str, LegacySession] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._bodies = BodyReader(max_body_size)
+        self.security = SecurityMiddleware(
+            self._serve, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
+        )
+        self._entry = self._serve if self.security.checks_nothing else self.security
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -327,9 +321,16 @@ class LegacySSEApp:
     # -- ASGI -----------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._entry(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The application behind the Host/Origin checks."""
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            try:
+                await self._http(scope, receive, send)
+            except HttpError as error:
+                await send_error(send, error)
         elif kind == "lifespan":
             await lifespan(self.run, receive, send, check_startup=False, log=None)
         elif kind == "websocket":
@@ -343,63 +344,32 @@ class LegacySSEApp:
         method: str = scope["method"]
         if path == self.sse_path:
             if method != "GET":
-                await _error(send, 405, INVALID_REQUEST, "Method not allowed", [(b"allow", b"GET")])
-            elif await self._trusted(scope, send):
-                await self._stream(scope, receive, send, root)
+                raise HttpError(405, INVALID_REQUEST, "Method not allowed", headers=[(b"allow", b"GET")])
+            await self._stream(scope, receive, send, root)
         elif path == self.message_path:
             if method != "POST":
-                await _error(send, 405, INVALID_REQUEST, "Method not allowed", [(b"allow", b"POST")])
-            elif await self._trusted(scope, send):
-                await self._post(scope, receive, send)
+                raise HttpError(405, INVALID_REQUEST, "Method not allowed", headers=[(b"allow", b"POST")])
+            await self._post(scope, receive, send)
         else:
-            await _error(send, 404, INVALID_REQUEST, "Not found")
-
-    async def _trusted(self, scope: Scope, send: Send) -> bool:
-        """The DNS-rebinding check: answers 403 and says False for an untrusted Host/Origin."""
-        if self.allowed_hosts is None and self.allowed_origins is None:
-            return True
-        host = origin = None
-        for name, value in scope["headers"]:
-            if name == b"host":
-                host = value.decode("latin-1")
-            elif name == b"origin":
-                origin = value.decode("latin-1")
-        # Here a pattern ending in ``:*`` needs a port (the defaults list the bare names too).
-        allowed_hosts = self.allowed_hosts
-        if allowed_hosts is not None and (
-            host is None or not matches(host, map(str.lower, allowed_hosts), bare_host=False)
-        ):
-            await _error(send, 403, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed")
-            return False
-        if self.allowed_origins is not None and origin is not None:
-            if not matches(origin, map(str.lower, self.allowed_origins), bare_host=False):
-                await _error(send, 403, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed")
-                return False
-        return True
+            raise HttpError(404, INVALID_REQUEST, "Not found")
 
     # -- GET: the SSE stream ----------------------------------------------------------------
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send, root: str) -> None:
         accept = _header(scope, b"accept")
-        if accept is not None and not _accepts_sse(accept):
-            await _error(
-                send, 406, INVALID_REQUEST, "Not acceptable: the client must accept text/event-stream"
-            )
-            return
+        if accept is not None and not accepts(accept)[1]:
+            raise HttpError(406, INVALID_REQUEST, "Not acceptable: the client must accept text/event-stream")
         task_group = self._task_group
         if task_group is None:
             message = "LegacySSEApp is not running: serve it with ASGI lifespan on, or inside `async with app.run()`"
-            await _error(send, 500, INTERNAL_ERROR, message)
-            return
+            raise HttpError(500, INTERNAL_ERROR, message)
         if len(self._sessions) >= self.max_sessions:
-            await _error(
-                send,
+            raise HttpError(
                 503,
                 INTERNAL_ERROR,
                 f"Too many sessions (limit {self.max_sessions})",
-                [(b"retry-after", b"5")],
+                headers=[(b"retry-after", b"5")],
             )
-            return
         session_id = secrets.token_urlsafe(24)
         session = LegacySession(
             session_id, _SessionTransport(self.queue_size, self.send_timeout, self.max_buffered_bytes)
@@ -415,12 +385,12 @@ class LegacySSEApp:
                 await send(
                     {
                         "type": "http.response.body",
-                        "body": _sse_event(b"endpoint", endpoint.encode()),
+                        "body": encode_event(endpoint.encode(), event=b"endpoint"),
                         "more_body": True,
                     }
                 )
                 async with anyio.create_task_group() as stream:
-                    stream.start_soon(_watch_disconnect, receive, stream.cancel_scope)
+                    stream.start_soon(cancel_on_disconnect, receive, stream.cancel_scope)
                     await self._pump(session.transport.outgoing, send)
                     stream.cancel_scope.cancel()
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -473,36 +443,28 @@ class LegacySSEApp:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         ids = query.get("session_id")
         if not ids or not ids[0]:
-            await _error(send, 400, INVALID_REQUEST, "Bad request: the session_id query parameter is missing")
-            return
+            raise HttpError(400, INVALID_REQUEST, "Bad request: the session_id query parameter is missing")
         session_id = ids[0]
         if session_id not in self._sessions:
-            await _error(send, 404, INVALID_REQUEST, "Session not found (it ended, or never existed)")
-            return
-        content_type = _header(scope, b"content-type")
-        if content_type is None or content_type.partition(";")[0].strip().lower() != "application/json":
-            await _error(
-                send, 415, INVALID_REQUEST, "Unsupported media type: Content-Type must be application/json"
+            raise HttpError(404, INVALID_REQUEST, _SESSION_NOT_FOUND)
+        if not is_json(_header(scope, b"content-type")):
+            raise HttpError(
+                415, INVALID_REQUEST, "Unsupported media type: Content-Type must be application/json"
             )
-            return
-        body = await self._read_body(scope, receive, send)
+        body = await self._bodies.read(receive, _header(scope, b"content-length"), BodyProgress())
         if body is None:
-            return
+            return  # the client went away
         try:
             first = bytes(msgspec.json.decode(body, type=msgspec.Raw))[:1]
         except msgspec.DecodeError as exc:
-            await _error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
-            return
+            raise HttpError(400, PARSE_ERROR, f"Parse error: {exc}") from None
         except RecursionError:
-            await _error(send, 400, PARSE_ERROR, "Parse error: JSON nested too deeply")
-            return
+            raise HttpError(400, PARSE_ERROR, "Parse error: JSON nested too deeply") from None
         if first not in (b"{", b"["):
-            await _error(send, 400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC message")
-            return
+            raise HttpError(400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC message")
         session = self._sessions.get(session_id)
         if session is None:
-            await _error(send, 404, INVALID_REQUEST, "Session not found (it ended, or never existed)")
-            return
+            raise HttpError(404, INVALID_REQUEST, _SESSION_NOT_FOUND)
         incoming = session.transport.incoming
         try:
             try:
@@ -511,107 +473,19 @@ class LegacySSEApp:
                 with anyio.move_on_after(self.post_wait) as waited:
                     await incoming.send(body)
                 if waited.cancelled_caught:
-                    await _error(
-                        send,
+                    raise HttpError(
                         503,
                         INTERNAL_ERROR,
                         "Session busy: its message queue is full; send again later",
-                        [(b"retry-after", b"1")],
-                    )
-                    return
+                        headers=[(b"retry-after", b"1")],
+                    ) from None
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await _error(send, 404, INVALID_REQUEST, "Session not found (it ended, or never existed)")
-            return
-        await send({"type": "http.response.start", "status": 202, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
-    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
-        """The request body, or None after answering 413 (or when the client went away)."""
-        limit = self.max_body_size
-        declared = _header(scope, b"content-length")
-        length = _content_length(declared)
-        if length is not None and length > limit:
-            await _too_large(send, limit, receive, 0 if length <= limit + _DRAIN else None)
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            more: bool = message.get("more_body", False)
-            if size > limit:
-                if more:
-                    await _too_large(send, limit, receive, size - limit)
-                else:
-                    await _error(send, 413, INVALID_REQUEST, _too_large_message(limit))
-                return None
-            chunks.append(chunk)
-            if not more:
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            raise HttpError(404, INVALID_REQUEST, _SESSION_NOT_FOUND) from None
+        await send_empty(send, 202, [])
 
 
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
-
-
-def _content_length(value: str | None) -> int | None:
-    """A Content-Length of ASCII digits as a number (one of over 18 digits as 10**18, over any
-    limit: int() refuses 4,301 digits); ``None`` for anything else."""
-    if value is None or not value.isascii() or not value.isdigit():
-        return None  # ("²".isdigit() is true, and int() refuses it)
-    return int(value) if len(value) <= 18 else 10**18
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
+def _header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope["headers"]:
         if key == name:
-            return str(value.decode("latin-1"))
+            return bytes(value)
     return None
-
-
-def _accepts_sse(accept: str) -> bool:
-    for item in accept.split(","):
-        media = item.partition(";")[0].strip().lower()
-        if media in ("text/event-stream", "text/*", "*/*"):
-            return True
-    return False
-
-
-# Past the limit, up to this much more of a body is read and dropped before the 413 is sent,
-# so that the client (which may be busy sending it) reads the answer and the connection stays
-# usable; a client that announces or sends more than that gets the 413 at once and the
-# connection is closed.
-_DRAIN = 1024 * 1024
-
-
-def _too_large_message(limit: int) -> str:
-    return f"Payload too large: the limit is {limit} bytes"
-
-
-async def _too_large(send: Send, limit: int, receive: Receive, drained: int | None) -> None:
-    """Answer 413 to a body still arriving: read and drop up to ``_DRAIN`` bytes of it
-    (``drained`` so far; None: none at all) first, else close the connection after."""
-    done = False
-    while drained is not None and drained <= _DRAIN:
-        event = await receive()
-        if event["type"] == "http.disconnect":
-            return
-        drained += len(event.get("body", b""))
-        if not event.get("more_body", False):
-            done = True
-            break
-    close = [] if done else [(b"connection", b"close")]
-    await _error(send, 413, INVALID_REQUEST, _too_large_message(limit), close)
-
-
-async def _error(
-    send: Send, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    body = Codec.encode_error(None, code, message)
-    await send({"type": "http.response.start", "status": status, "headers": _JSON + (headers or [])})
-    await send({"type": "http.response.body", "body": body})

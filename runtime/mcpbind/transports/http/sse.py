@@ -1,11 +1,12 @@
-"""Server-Sent Events for the Streamable HTTP server: the framing, and one stream's queue.
+"""The SSE streams of the Streamable HTTP server, and the queue each one's events wait in.
 
 An :class:`SseStream` is one logical SSE stream of a session: the answer to one POST (it ends
 with that request's response) or a GET listener. Its events are framed once, when they are
-sent, and wait in an :class:`SseQueue`, bounded in events and in bytes, for the HTTP
-connection currently writing the stream, if any (``attach``). A stream outlives its
-connection: when the client goes away the stream is detached and its events are only kept in
-the event store, until a ``GET`` with ``Last-Event-ID`` attaches a new connection.
+sent (:mod:`~mcpbind.transports.http.sse_encode`), and wait in an :class:`SseQueue`, bounded in
+events and in bytes, for the HTTP connection currently writing the stream, if any (``attach``).
+A stream outlives its connection: when the client goes away the stream is detached and its
+events are only kept in the event store, until a ``GET`` with ``Last-Event-ID`` attaches a new
+connection.
 
 When the queue is full, a sender either waits for room (:meth:`SseStream.put`: the handler of
 a POST's own request, held back by its own client) or gives up on the connection
@@ -30,18 +31,14 @@ import anyio.lowlevel
 from mcpbind.protocol.wire import RequestId
 
 __all__ = [
+    "CLOSE",
+    "FINAL",
     "IDLE_TURNS",
-    "PING",
+    "MESSAGE",
     "SseItem",
     "SseQueue",
     "SseStream",
-    "encode_event",
-    "encode_priming",
-    "encode_retry",
 ]
-
-# A comment line: keeps idle connections (and proxies) from timing out; clients ignore it.
-PING: Final = b": ping\n\n"
 
 # Queue items: (event id, framed bytes, kind).
 MESSAGE: Final = 0
@@ -54,27 +51,6 @@ SseItem = tuple[str, bytes, int]
 # for its client takes nothing, one that makes progress takes something every turn on asyncio,
 # every few on trio (where one write takes a few).
 IDLE_TURNS: Final = 16
-
-
-def encode_event(event_id: str, data: bytes) -> bytes:
-    """One ``message`` event. JSON from the codec holds no line breaks; anything else is split
-    into ``data`` lines, which the client joins back with ``\\n``."""
-    if b"\n" in data or b"\r" in data:
-        lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        body = b"".join(b"data: " + line + b"\n" for line in lines)
-        return b"event: message\nid: " + event_id.encode() + b"\n" + body + b"\n"
-    return b"event: message\nid: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
-
-
-def encode_priming(event_id: str, retry_ms: int | None) -> bytes:
-    """An event with an id and empty data: the client's cursor before any message arrived."""
-    retry = b"" if retry_ms is None else b"retry: %d\n" % retry_ms
-    return b"id: " + event_id.encode() + b"\n" + retry + b"data: \n\n"
-
-
-def encode_retry(retry_ms: int) -> bytes:
-    """Only the reconnection delay (sent before the server closes a connection early)."""
-    return b"retry: %d\n\n" % retry_ms
 
 
 class SseQueue:

@@ -1,6 +1,6 @@
-"""Running an ASGI application on an embedded HTTP server, as :func:`~mcpbind.transports.http.server.serve_http`
-does: uvicorn under asyncio, hypercorn under trio, both bounding how long a slow client may hold
-a connection, and neither flooding the log when the process runs out of file descriptors.
+"""Running the Streamable HTTP app on an embedded HTTP server (:func:`serve_http`): uvicorn under
+asyncio, hypercorn under trio, both bounding how long a slow client may hold a connection, and
+neither flooding the log when the process runs out of file descriptors.
 
 What each server bounds, and how:
 
@@ -13,7 +13,7 @@ What each server bounds, and how:
   ``transport``: :data:`_UVICORN_INTERNALS`); on a connection whose protocol lacks them, it
   touches nothing of uvicorn's and leaves the connection to plain uvicorn (no head timer),
   and says so once per server.
-* The body: the application's own ``body_timeout`` (408; see ``StreamableHTTPApp``), since
+* The body: the application's own ``body_timeout`` (408; see :mod:`~mcpbind.transports.http.body`), since
   neither server has a body timer that would not also end long-lived SSE responses
   (hypercorn's ``read_timeout`` counts any read, and an SSE client sends nothing).
 * Idle keep-alive connections: uvicorn's ``timeout_keep_alive``; on hypercorn the same timer
@@ -31,16 +31,21 @@ nothing to accept, which ends asyncio's loop; and what is still logged goes thro
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-__all__ = ["MAX_HEADER_SIZE", "LogRateLimiter", "serve_asyncio", "serve_trio"]
+from mcpbind.transports.http.endpoint import ServerEndpoint
+from mcpbind.transports.http.server.app import StreamableHTTPApp
+
+if TYPE_CHECKING:
+    import asyncio  # (imported where used: an app served elsewhere does not load it)
+
+__all__ = ["MAX_HEADER_SIZE", "LogRateLimiter", "serve_asyncio", "serve_http", "serve_trio"]
 
 log = logging.getLogger("mcpbind.http")
 
@@ -110,6 +115,8 @@ class _RateLimitFilter(logging.Filter):
 
 def _limit_asyncio_accept_errors(limiter: LogRateLimiter) -> Callable[[], None]:
     """Route the running loop's accept errors through ``limiter``; returns the undo."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     previous = loop.get_exception_handler()
 
@@ -308,3 +315,45 @@ async def serve_trio(
         await serve(app, config)
     finally:
         accept_log.removeFilter(limit)
+
+
+async def serve_http(
+    server_or_app: ServerEndpoint | StreamableHTTPApp[ServerEndpoint],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    backend: Literal["asyncio", "trio"] | None = None,
+    header_timeout: float | None = 10.0,
+    keep_alive_timeout: float = 5.0,
+    **app_options: Any,
+) -> None:
+    """Serve over Streamable HTTP at ``http://host:port/mcp`` until cancelled: on uvicorn under
+    asyncio, on hypercorn under trio (``backend`` names the running loop; it is checked).
+
+    ``app_options`` go to
+    :class:`~mcpbind.transports.http.server.app.StreamableHTTPApp` (``body_timeout`` bounds the time a POST
+    body may take). Bound to a host other than a loopback address, the Host check is off unless
+    ``allowed_hosts`` is given (the Origin check stays).
+
+    Slow connections are bounded too: a request head must be complete ``header_timeout``
+    seconds after the connection opened or after the previous response (``None``: no limit),
+    else the connection is closed; an idle connection is closed after ``keep_alive_timeout``
+    seconds (on hypercorn one timer serves both: the shorter counts). Errors of the accept loop
+    (out of file descriptors) are logged once per 10 s, with a count of those left out (see
+    the module's docstring).
+    """
+    import sniffio
+
+    running = sniffio.current_async_library()
+    if backend is not None and backend != running:
+        raise RuntimeError(f"serve_http(backend={backend!r}) called from {running}")
+    if isinstance(server_or_app, StreamableHTTPApp):
+        if app_options:
+            raise TypeError("app options are for a server; this app is built already")
+        app = server_or_app
+    else:
+        if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in app_options:
+            app_options["allowed_hosts"] = None
+        app = StreamableHTTPApp(server_or_app, **app_options)
+    serve = serve_trio if running == "trio" else serve_asyncio
+    await serve(app, host, port, header_timeout=header_timeout, keep_alive_timeout=keep_alive_timeout)

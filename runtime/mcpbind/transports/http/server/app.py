@@ -1,0 +1,356 @@
+"""The ASGI application of the Streamable HTTP server: it checks what an HTTP request says of
+itself (path, method, media types, protocol version, body) and hands it to what serves it: the
+session table, the answering of a POSTed request (JSON or SSE), the GET streams, stateless
+mode. What it does as a whole is told in :mod:`mcpbind.transports.http.server`."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
+
+import anyio
+from msgspec import UnsetType
+
+from mcpbind.protocol.errors import INVALID_REQUEST
+from mcpbind.runtime.session import Session
+from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
+from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan
+from mcpbind.transports.http.body import BodyReader
+from mcpbind.transports.http.endpoint import ServerEndpoint
+from mcpbind.transports.http.errors import EMPTY, SESSION_NOT_FOUND, HttpError, send_empty, send_error
+from mcpbind.transports.http.events import EventStore, MemoryEventStore
+from mcpbind.transports.http.media_types import accepts, is_json
+from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
+from mcpbind.transports.http.server.delivery import delivery_for
+from mcpbind.transports.http.server.get_streams import GetStreams
+from mcpbind.transports.http.server.post import Post, RequestAnswers
+from mcpbind.transports.http.server.request import RequestHead, peek_message
+from mcpbind.transports.http.server.sessions import SessionState, SessionTable
+from mcpbind.transports.http.server.stateless import StatelessPosts
+from mcpbind.versions import STREAMABLE_HTTP_ASSUMED_VERSION
+
+__all__ = ["ASSUMED_VERSION", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "StreamableHTTPApp"]
+
+log = logging.getLogger("mcpbind.http")
+
+DEFAULT_ALLOWED_HOSTS: Final = LOCALHOST_HOSTS
+DEFAULT_ALLOWED_ORIGINS: Final = LOCALHOST_ORIGINS
+# What a request without MCP-Protocol-Version is taken to speak (the specification's rule).
+ASSUMED_VERSION: Final = STREAMABLE_HTTP_ASSUMED_VERSION
+
+if TYPE_CHECKING:
+    # A default (PEP 696) keeps a bare ``StreamableHTTPApp`` meaning one of any server.
+    from typing_extensions import TypeVar as _DefaultingTypeVar
+
+    ServerT = _DefaultingTypeVar("ServerT", bound=ServerEndpoint, covariant=True, default=ServerEndpoint)
+else:
+    ServerT = TypeVar("ServerT", bound=ServerEndpoint, covariant=True)
+
+
+class StreamableHTTPApp(Generic[ServerT]):
+    """The Streamable HTTP transport of ``server`` as an ASGI 3 application; see
+    :mod:`mcpbind.transports.http.server` for the behaviour and
+    :func:`~mcpbind.transports.http.server.embedded.serve_http` to run it. ``server`` is a
+    :class:`mcpbind.server.server.Server`, or anything else that is a
+    :class:`~mcpbind.transports.http.endpoint.ServerEndpoint`.
+
+    Options:
+
+    * ``path``: the MCP endpoint (other paths get 404).
+    * ``json_response``: answer requests with ``application/json`` instead of SSE.
+    * ``stateless``: no sessions (see :mod:`~mcpbind.transports.http.server`).
+    * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not;
+      what the server declares and can send then shrinks: see :mod:`~mcpbind.transports.http.server`).
+    * ``event_store``: where SSE events are kept for resumption (``None``: not resumable, and no
+      priming events); a :class:`~mcpbind.transports.http.events.MemoryEventStore` by default.
+    * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
+    * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
+    * ``max_body_size``: the largest POST body, in bytes (413 past it).
+    * ``max_body_bytes_in_flight``: the bytes of POST bodies all requests together may hold,
+      from their reading until their answer (four times ``max_body_size`` by default); a POST
+      that would go past it gets 503 with ``Retry-After``.
+    * ``body_timeout``: seconds a POST body may take to arrive once the app waits for it
+      (408 and the connection closed past it; ``None``: no limit). The ASGI server bounds the
+      time to send the request head (see
+      :func:`~mcpbind.transports.http.server.embedded.serve_http`).
+    * ``max_sessions``, ``session_idle_timeout`` (seconds, ``None``: never).
+    * ``initialization_timeout``: seconds after ``initialize`` within which the client must
+      send ``notifications/initialized``, else its session ends (``None``: no limit).
+    * ``max_buffered_events`` and ``max_buffered_bytes`` per stream (see
+      :mod:`~mcpbind.transports.http.server` for what happens past them), ``backlog`` of unrelated messages without a GET stream.
+    * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
+    * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
+      responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
+
+    The last three are those of the
+    :class:`~mcpbind.transports.http.security.SecurityMiddleware` the app runs behind.
+    """
+
+    def __init__(
+        self,
+        server: ServerT,
+        *,
+        path: str = "/mcp",
+        json_response: bool = False,
+        stateless: bool = False,
+        get_stream: bool = True,
+        event_store: EventStore | Literal["memory"] | None = "memory",
+        retry_ms: int | None = 1000,
+        keepalive_interval: float | None = 15.0,
+        max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_body_bytes_in_flight: int | None = None,
+        body_timeout: float | None = 30.0,
+        max_sessions: int = 10_000,
+        session_idle_timeout: float | None = 1800.0,
+        initialization_timeout: float | None = 10.0,
+        max_buffered_events: int = 256,
+        max_buffered_bytes: int = 1 << 20,
+        backlog: int = 256,
+        allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
+        allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
+        cors_origins: Sequence[str] | None = None,
+    ) -> None:
+        if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_buffered_bytes < 1:
+            raise ValueError("limits must be positive")
+        if max_body_bytes_in_flight is None:
+            max_body_bytes_in_flight = 4 * max_body_size
+        if max_body_bytes_in_flight < max_body_size:
+            raise ValueError("max_body_bytes_in_flight must be at least max_body_size")
+        self.server = server
+        self.path = path
+        self.json_response = json_response
+        self.stateless = stateless
+        self.get_stream = get_stream and not stateless
+        self.event_store: EventStore | None = (
+            (MemoryEventStore() if event_store == "memory" else event_store) if not stateless else None
+        )
+        self.retry_ms = retry_ms
+        self.keepalive_interval = keepalive_interval
+        self.max_body_size = max_body_size
+        self.max_body_bytes_in_flight = max_body_bytes_in_flight
+        self.body_timeout = body_timeout
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout
+        self.initialization_timeout = initialization_timeout
+        self.max_buffered_events = max_buffered_events
+        self.max_buffered_bytes = max_buffered_bytes
+        self.backlog = backlog
+        self.delivery = delivery_for(
+            stateless=stateless, json_response=json_response, get_stream=self.get_stream
+        )
+        self._table = SessionTable(
+            server,
+            delivery=self.delivery,
+            event_store=self.event_store,
+            max_sessions=max_sessions,
+            # (Stateless: no session to end; the table only runs the app's task group.)
+            session_idle_timeout=None if stateless else session_idle_timeout,
+            initialization_timeout=None if stateless else initialization_timeout,
+            max_buffered_events=max_buffered_events,
+            max_buffered_bytes=max_buffered_bytes,
+            backlog=backlog,
+            retry_ms=retry_ms,
+        )
+        # The open sessions by id (the table's own dictionary).
+        self.sessions: dict[str, SessionState] = self._table.sessions
+        self._bodies = BodyReader(
+            max_body_size, timeout=body_timeout, in_flight_limit=max_body_bytes_in_flight
+        )
+        answers = RequestAnswers(self._table, keepalive_interval)
+        self._answer = answers.json if json_response else answers.sse
+        self._get_streams = GetStreams(self.event_store, keepalive_interval)
+        self._stateless = StatelessPosts(
+            server,
+            answers,
+            delivery=self.delivery,
+            json_response=json_response,
+            max_buffered_events=max_buffered_events,
+            max_buffered_bytes=max_buffered_bytes,
+        )
+        self._versions = {v.encode(): v for v in server.versions}
+        methods = "POST" if stateless else ("GET, POST, DELETE" if self.get_stream else "POST, DELETE")
+        if cors_origins is not None:
+            methods += ", OPTIONS"
+        self._allow = [(b"allow", methods.encode())]
+        self.security = SecurityMiddleware(
+            self._serve,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            cors_origins=cors_origins,
+            cors_methods=methods,
+        )
+        self._entry = self._serve if self.security.checks_nothing else self.security
+
+    @property
+    def _body_bytes(self) -> int:
+        """The bytes POST bodies in progress hold (see ``max_body_bytes_in_flight``)."""
+        return self._bodies.in_flight
+
+    # -- running ------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[StreamableHTTPApp[ServerT]]:
+        """Run the app's task group (what ASGI lifespan does); on exit every session ends."""
+        # The server's lifespan (Server(lifespan=...)) spans the app's: entered before the first
+        # session, left after the last one ended.
+        async with self.server.serving(), self._table.run():
+            yield self
+
+    @property
+    def running(self) -> bool:
+        return self._table.spawn is not None
+
+    # -- ASGI ---------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._entry(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The application behind the Host/Origin checks and CORS."""
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "lifespan":
+                await lifespan(self.run, receive, send, check_startup=True, log=log)
+                return
+            raise RuntimeError(f"StreamableHTTPApp does not handle {kind!r} connections")
+        request = RequestHead(scope["headers"])
+        try:
+            if not self._on_path(scope):
+                raise HttpError(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {self.path}")
+            method: str = scope["method"]
+            if method == "POST":
+                try:
+                    await self._post(request, receive, send)
+                finally:
+                    self._bodies.release(request)
+            elif method == "GET" and self.get_stream:
+                await self._get(request, receive, send)
+            elif method == "DELETE" and not self.stateless:
+                await self._delete(request, send)
+            else:
+                raise HttpError(405, INVALID_REQUEST, f"Method not allowed: {method}")
+        except HttpError as problem:
+            await send_error(send, problem, self._allow if problem.status == 405 else EMPTY)
+
+    def _on_path(self, scope: Scope) -> bool:
+        path: str = scope["path"]
+        if path == self.path:
+            return True
+        root: str = scope.get("root_path", "")
+        return bool(root) and path.startswith(root) and path[len(root) :] == self.path
+
+    # -- checks -------------------------------------------------------------------------
+
+    def _version(self, request: RequestHead) -> str:
+        raw = request.version
+        if raw is None:
+            return ASSUMED_VERSION if ASSUMED_VERSION in self.server.versions else self.server.versions[0]
+        version = self._versions.get(raw.strip())
+        if version is None:
+            supported = ", ".join(self.server.versions)
+            raise HttpError(
+                400,
+                INVALID_REQUEST,
+                f"Unsupported MCP-Protocol-Version {raw.decode('latin-1')!r} (supported: {supported})",
+            )
+        return version
+
+    # -- POST ---------------------------------------------------------------------------
+
+    async def _post(self, request: RequestHead, receive: Receive, send: Send) -> None:
+        if not is_json(request.content_type):
+            raise HttpError(
+                415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
+            )
+        json_ok, sse_ok = (False, False) if request.accept is None else accepts(request.accept)
+        if not json_ok or not (sse_ok or self.json_response):
+            wanted = "application/json" if self.json_response else "application/json and text/event-stream"
+            raise HttpError(406, INVALID_REQUEST, f"Not Acceptable: Accept must include {wanted}")
+        version = self._version(request)
+        body = await self._bodies.read(receive, request.content_length, request)
+        if body is None:
+            return  # the client went away
+        peeked = peek_message(body)
+        method, ident = peeked.method, peeked.id
+        is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)
+        if is_request and ident is None:
+            raise HttpError(400, INVALID_REQUEST, "Invalid request: the id of a request must not be null")
+        if self.stateless:
+            await self._stateless.answer(method, ident, body, version, receive, send, self._table.spawn)
+            return
+        initialize = method == "initialize"
+        if initialize:
+            if request.session_id is not None:
+                raise HttpError(
+                    400,
+                    INVALID_REQUEST,
+                    "Bad request: initialize must not carry an Mcp-Session-Id",
+                    None if isinstance(ident, UnsetType) else ident,
+                )
+            state = self._table.new()
+        else:
+            state = self._table.find(request.session_id)
+        state.active += 1
+        try:
+            session = state.session
+            if session.closed:
+                raise HttpError(404, SESSION_NOT_FOUND, "Session ended")
+            if not is_request:
+                await self._accept(session, body, not isinstance(method, UnsetType), send, list(state.header))
+                return
+            assert ident is not None and not isinstance(ident, UnsetType)
+            if state.transport.in_flight(ident):
+                raise HttpError(400, INVALID_REQUEST, f"Request id {ident!r} is already in use", ident)
+            spawn = self._table.spawn
+            assert spawn is not None
+            await self._answer(Post(state, ident, body, receive, send, initialize, spawn))
+        finally:
+            state.active -= 1
+            state.last_seen = time.monotonic()
+
+    async def _accept(
+        self, session: Session, body: bytes, notification: bool, send: Send, headers: Headers
+    ) -> None:
+        """A notification or a response: 202. A response wakes its waiter before the answer; a
+        notification's handler runs after it, so that the client is not held by a slow one."""
+        if not notification:
+            try:
+                await session.feed(body)
+            except anyio.ClosedResourceError:
+                raise HttpError(404, SESSION_NOT_FOUND, "Session ended") from None
+        await send_empty(send, 202, headers)
+        if notification:
+            try:
+                await session.feed(body)
+            except anyio.ClosedResourceError:
+                pass
+
+    # -- GET ----------------------------------------------------------------------------
+
+    async def _get(self, request: RequestHead, receive: Receive, send: Send) -> None:
+        if request.accept is None or not accepts(request.accept)[1]:
+            raise HttpError(406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream")
+        self._version(request)
+        state = self._table.find(request.session_id)
+        state.active += 1
+        try:
+            if request.last_event_id is not None and self.event_store is not None:
+                await self._get_streams.resume(state, request.last_event_id.decode("latin-1"), receive, send)
+            else:
+                await self._get_streams.listen(state, None, [], receive, send)
+        finally:
+            state.active -= 1
+            state.last_seen = time.monotonic()
+
+    # -- DELETE -------------------------------------------------------------------------
+
+    async def _delete(self, request: RequestHead, send: Send) -> None:
+        self._version(request)
+        state = self._table.find(request.session_id)
+        await self._table.close(state)
+        with anyio.move_on_after(5):
+            await state.session.wait_closed()  # its handlers have unwound
+        await send_empty(send, 204, EMPTY)
