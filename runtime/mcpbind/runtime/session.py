@@ -27,6 +27,8 @@ import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 from msgspec import UNSET
 
+from mcpbind import fastpath
+from mcpbind.fastpath import awaited, finish, first_step
 from mcpbind.protocol.connection import (
     CancelRequested,
     Connection,
@@ -55,7 +57,6 @@ from mcpbind.runtime.context import ClientContext, RequestContext, ServerContext
 from mcpbind.runtime.deadlines import Deadlines, Waiter
 from mcpbind.runtime.exception_groups import only_error
 from mcpbind.runtime.handlers import HANDLED_BY_SESSION, HandlerRegistry, NotificationHandler, RequestHandler
-from mcpbind.runtime.stepping import awaited, resume
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.base import MessageTooLarge, Transport
 
@@ -125,17 +126,17 @@ _Job = tuple[RequestHandler, RequestReceived, "anyio.CancelScope | None"]
 
 
 async def _run_in(context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any) -> R:
-    """Await ``function(*args)`` with every step of it run in ``context``."""
+    """Await ``function(*args)`` with every step of it run in ``context`` (see
+    :func:`~mcpbind.fastpath.first_step`)."""
     run = context.run
     call = run(function, *args)
     if type(call) is not CoroutineType:
         call = awaited(call)
-    try:
-        value = run(call.send, None)
-    except StopIteration as stop:
-        result: R = stop.value
+    done, value = first_step(call, run)
+    if done:
+        result: R = value
         return result
-    return await resume(call, value, run)
+    return await finish(call, value, run)
 
 
 _SESSION_CLOSED = "Connection closed"
@@ -258,15 +259,15 @@ class Session:
         # waits: a quick request costs no task switch, no queue, no new task. Each handler
         # runs in a copy of ``_context`` (stepped by hand, see ``resume``), never in the
         # worker's own context, which stays as the session's start left it.
-        # ``_active`` handlers run (both ways of running); past ``max_concurrent_requests``,
-        # requests wait in ``_waiting`` (with tasks) or their callers in ``_turns`` (inline).
+        # With tasks of its own, ``_active`` handlers run; past ``max_concurrent_requests``,
+        # requests wait in ``_waiting``. Inline, callers wait for a place in ``_turns``.
         self.max_concurrent_requests = max_concurrent_requests
         self._active = 0
-        self._turns: deque[anyio.Event] | None = None
+        self._turns: fastpath.Semaphore | None = None  # (inline: made at the first request)
         # (Made by ``_serve``: an empty deque costs about 600 bytes, which inline sessions save.)
         self._waiting: deque[_Job]
         self._inbox: deque[Event]  # the rest of a batch, for whoever reads next
-        self._idle_workers: deque[anyio.Event]
+        self._idle_workers: fastpath.Parking
         self._input_done: anyio.Event | None = None
         # Streams, events and task groups are made when first needed: an idle inline session
         # has none (an asyncio Event alone costs more than a kilobyte).
@@ -282,8 +283,9 @@ class Session:
         ) = None
         self._inline = False
         self._spawn: Spawn | None = None
-        self._scope_type: type[anyio.CancelScope] | None = None
-        self._event_type: type[anyio.Event] | None = None
+        # What makes cancel scopes and events (see fastpath.scope_maker): learnt at the first.
+        self._scope_type: fastpath.ScopeMaker | None = None
+        self._event_type: fastpath.EventMaker | None = None
         self._deadlines: Deadlines | None = None
         # ``_closed``: no more traffic; ``_ended``: and nothing of the session runs any more
         # (``_finished`` is set then, if someone waits).
@@ -378,7 +380,7 @@ class Session:
         self._input_done = anyio.Event()
         self._waiting = deque()
         self._inbox = deque()
-        self._idle_workers = deque()
+        self._idle_workers = fastpath.new_parking()
         try:
             async with anyio.create_task_group() as grace:
                 async with anyio.create_task_group() as workers:
@@ -403,9 +405,7 @@ class Session:
     def _wind_down(self) -> None:
         """The input ended: the session's tasks end once their work is done (idle workers at
         once, the notification task when its queue is empty, the deadlines task now)."""
-        idle = self._idle_workers
-        while idle:
-            idle.popleft().set()
+        self._idle_workers.wake_all()
         if self._notifications is not None:
             self._notifications.close()
         if self._deadlines is not None:
@@ -443,17 +443,12 @@ class Session:
         assert self._input_done is not None
         while not self._input_done.is_set():
             await self._lead()
-            if self._input_done.is_set():
-                return
-            turn = anyio.Event()
-            self._idle_workers.append(turn)
-            await turn.wait()
+            if self._input_done.is_set() or not await self._idle_workers.park():
+                return  # (plain path: a worker is not kept, see fastpath.Parking)
 
     def _hand_over(self) -> None:
         """The leader's handler is about to wait: another worker reads meanwhile."""
-        if self._idle_workers:
-            self._idle_workers.popleft().set()
-        else:
+        if not self._idle_workers.wake_one():
             assert self._workers is not None
             self._workers.start_soon(self._work, name="mcpbind session worker")
 
@@ -561,22 +556,20 @@ class Session:
         return None
 
     def _new_event(self) -> anyio.Event:
-        event_type = self._event_type
-        if event_type is None:
+        make = self._event_type
+        if make is None:
             event = anyio.Event()
-            self._event_type = type(event)
+            self._event_type = fastpath.event_maker(event)
             return event
-        return event_type()  # the backend's class, called directly (see _new_scope)
+        return make()
 
     def _new_scope(self, deadline: float = math.inf) -> anyio.CancelScope:
-        # The backend's own class, called directly: anyio.CancelScope() looks the backend up
-        # each time, which costs about as much again.
-        scope_type = self._scope_type
-        if scope_type is None:
+        make = self._scope_type
+        if make is None:
             scope = anyio.CancelScope(deadline=deadline)
-            self._scope_type = type(scope)
+            self._scope_type = fastpath.scope_maker(scope)
             return scope
-        return scope_type(deadline=deadline)
+        return make(deadline=deadline)
 
     def _end_of_input(self) -> None:
         # Nothing more comes in, answers included: requests sent fail, no new one is sent.
@@ -728,8 +721,9 @@ class Session:
         """Run a request's handler and send its answer. The caller is inside ``scope``, the one
         that cancels it (a cancellation comes out of here as the backend's exception).
 
-        Every step of the handler runs in ``context``, the request's own (see :func:`~mcpbind.runtime.stepping.resume`);
-        ``on_suspend`` is called just before the handler first waits for something, if it does.
+        Every step of the handler runs in ``context``, the request's own (see
+        :func:`~mcpbind.fastpath.first_step`); ``on_suspend`` is called just before the handler
+        first waits for something, if it does (on the plain path: before it starts).
         """
         ident = event.id
         try:
@@ -743,19 +737,16 @@ class Session:
                 call = run(handler, event.params, request_context)
                 if type(call) is not CoroutineType:
                     call = awaited(call)  # its steps too are taken by hand, in ``context``
-                # Most handlers finish in this first step.
-                try:
-                    value = run(call.send, None)
-                except StopIteration as stop:
-                    result = stop.value
-                else:
+                # Most handlers finish in this first step (taken by hand on the fast path).
+                done, result = first_step(call, run)
+                if not done:
                     if on_suspend is not None:
                         try:
                             on_suspend()
                         except BaseException:
                             run(call.close)  # not left suspended for the garbage collector
                             raise
-                    result = await resume(call, value, run)
+                    result = await finish(call, result, run)
             except McpError as exc:
                 data = self.connection.respond_error(ident, exc)
             except Exception as exc:
@@ -853,23 +844,27 @@ class Session:
             return
         scope = self._new_scope()
         self._handlers[event.id] = scope
-        if self._active < self.max_concurrent_requests:
-            self._active += 1
-        else:
+        turns = self._turns
+        if turns is None:
+            turns = self._turns = fastpath.new_semaphore(self.max_concurrent_requests)
+        try:
+            turns.acquire_nowait()
+        except anyio.WouldBlock:
+            # Wait until a running handler hands over its place (``max_concurrent_requests``).
             if on_suspend is not None:
                 on_suspend()
                 on_suspend = None
             turn = False
             try:
                 with scope:
-                    await self._take_turn()
+                    await turns.acquire()
                     turn = True
             except BaseException:
                 self._drop(event.id, scope)
                 raise
             if not turn or scope.cancel_called:  # cancelled while waiting, or as its turn came
                 if turn:
-                    self._pass_turn()
+                    turns.release()
                 self._drop(event.id, scope)
                 return
             scope = self._handlers[event.id] = self._new_scope()
@@ -877,30 +872,7 @@ class Session:
             with scope:
                 await self._run_handler(handler, event, scope, contextvars.copy_context(), on_suspend)
         finally:
-            self._pass_turn()
-
-    async def _take_turn(self) -> None:
-        """Wait until a running handler hands over its place (``max_concurrent_requests``)."""
-        turn = anyio.Event()
-        turns = self._turns
-        if turns is None:
-            turns = self._turns = deque()
-        turns.append(turn)
-        try:
-            await turn.wait()
-        except BaseException:
-            if turn.is_set():
-                self._pass_turn()  # given a place while leaving: the next one takes it
-            else:
-                turns.remove(turn)
-            raise
-
-    def _pass_turn(self) -> None:
-        turns = self._turns
-        if turns:
-            turns.popleft().set()  # the place goes to the first waiting: ``_active`` stays
-        else:
-            self._active -= 1
+            turns.release()
 
     async def end(self) -> None:
         """End an inline session: its running handlers are cancelled (they send nothing more),

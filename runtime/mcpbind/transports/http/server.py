@@ -104,11 +104,11 @@ import anyio.lowlevel
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from mcpbind.fastpath import finish, first_step
 from mcpbind.protocol.connection import FULL_DELIVERY, Connection, Delivery
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from mcpbind.protocol.wire import Codec, RequestId, salvage_id
 from mcpbind.runtime.session import RequestContext, Session, Spawn
-from mcpbind.runtime.stepping import resume
 from mcpbind.server.server import Server
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan, matches
@@ -1117,12 +1117,11 @@ class StreamableHTTPApp:
             return await call
         waiting: Awaitable[Message]
         if type(call) is CoroutineType:
-            try:
-                value = call.send(None)
-            except StopIteration as stop:
-                message: Message = stop.value
+            done, value = first_step(call)
+            if done:
+                message: Message = value
                 return message
-            waiting = resume(call, value)
+            waiting = finish(call, value)
         else:
             waiting = call
         deadline = request.deadline
