@@ -14,7 +14,7 @@ import anyio
 from mcpbind.protocol.errors import McpError
 
 if TYPE_CHECKING:
-    from mcpbind.runtime.session import ProgressCallback
+    from mcpbind.runtime.sender import ProgressCallback
 
 __all__ = ["Deadlines", "Waiter"]
 
