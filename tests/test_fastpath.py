@@ -33,7 +33,7 @@ class Sink:
     async def receive(self) -> bytes:
         raise AssertionError
 
-    async def send(self, message: bytes, related: object = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
         pass
 
     async def aclose(self) -> None:

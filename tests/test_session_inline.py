@@ -35,7 +35,10 @@ class Recorder:
     async def receive(self) -> bytes:
         raise AssertionError("an inline session does not read from its transport")
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
+        await self.send_related(message, None)
+
+    async def send_related(self, message: bytes, related: RequestId | None, final: bool = False) -> None:
         self.sent.append((json.loads(message), related, final))
         self.arrived.set()
 

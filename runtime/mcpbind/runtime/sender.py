@@ -19,7 +19,7 @@ from mcpbind.protocol.errors import CONNECTION_CLOSED, REQUEST_TIMEOUT, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
 from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.deadlines import Deadlines, Waiter
-from mcpbind.transports.base import Transport
+from mcpbind.transports.base import RelatedSender, Transport, features, nowait_sender, related_sender
 
 __all__ = ["SESSION_CLOSED", "ProgressCallback", "Sender", "Spawn"]
 
@@ -49,6 +49,9 @@ class Sender:
     waiting, :meth:`send_soon` and :meth:`deliver`), requests whose callers wait for the answer
     (:meth:`request`, with its timeout, progress and cancellation) and notifications.
 
+    ``related_sender`` is the transport if it wants to know which received request a message
+    belongs to (a :class:`~mcpbind.transports.base.RelatedSender`), else None.
+
     The session driving it tells it where tasks of its own may start (:meth:`use_tasks`), hands
     it the answers it receives (:meth:`on_response`, :meth:`on_error`, :meth:`on_progress`),
     closes it (:meth:`close_sending`), and learns of a peer gone (:meth:`on_peer_lost`).
@@ -58,6 +61,7 @@ class Sender:
         "_closed",
         "_deadlines",
         "_event_type",
+        "_nowait",
         "_outbox",
         "_outbox_dropped",
         "_outbox_size",
@@ -65,9 +69,11 @@ class Sender:
         "_scope_type",
         "_spawn",
         "_timer_spawn",
+        "_unrelated_send_waits",
         "_waiters",
         "connection",
         "max_queued_bytes",
+        "related_sender",
         "request_timeout",
         "transport",
     )
@@ -84,6 +90,11 @@ class Sender:
         self.connection = connection
         self.request_timeout = request_timeout
         self.max_queued_bytes = max_queued_bytes
+        # What the transport offers beyond Transport, learnt once (transports.base.features):
+        # the transport itself where it is a RelatedSender / NowaitSender, else None.
+        self.related_sender: RelatedSender | None = related_sender(transport)
+        self._nowait = nowait_sender(transport)
+        self._unrelated_send_waits = features(transport).unrelated_send_waits_for_peer
         # No more traffic: requests fail at once, and those waiting have failed.
         self._closed = False
         # Messages of send_soon waiting for the task that sends them (None: no such task).
@@ -170,11 +181,15 @@ class Sender:
     # -- sending ----------------------------------------------------------------------------
 
     async def send(self, data: bytes, related: RequestId | None = None, final: bool = False) -> None:
-        """Write an encoded message to the transport (``related`` and ``final`` as for
-        :meth:`~mcpbind.transports.base.Transport.send`). A peer that is gone is not an error here:
-        the message is dropped (logged at debug level) and the session notes the peer lost."""
+        """Write an encoded message to the transport; ``related`` (and ``final``) say which
+        received request it answers or belongs to, for a transport that wants to know (see
+        :class:`~mcpbind.transports.base.RelatedSender`). A peer that is gone is not an error
+        here: the message is dropped (logged at debug level) and the session notes the peer lost."""
         try:
-            await self.transport.send(data, related, final)
+            if related is not None and self.related_sender is not None:
+                await self.related_sender.send_related(data, related, final)
+            else:
+                await self.transport.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("peer gone; %d bytes not sent", len(data))
             self.on_peer_lost()
@@ -192,8 +207,8 @@ class Sender:
         (an inline session without ``spawn``, or a session that ended)."""
         outbox = self._outbox
         if outbox is None:
-            send_nowait = getattr(self.transport, "send_nowait", None)
-            if send_nowait is not None and send_nowait(data):
+            nowait = self._nowait
+            if nowait is not None and nowait.send_nowait(data):
                 return True
             spawn = self._spawn
             if spawn is None:
@@ -219,11 +234,11 @@ class Sender:
     async def deliver(self, data: bytes) -> bool:
         """Send an encoded message related to no request (what a server tells every session)
         without waiting for the peer: in line if the transport never waits for its peer for
-        such a message (``unrelated_send_waits_for_peer = False``, see
-        :class:`~mcpbind.transports.base.Transport`) and nothing queued is ahead of it, else as
+        such a message (see :class:`~mcpbind.transports.base.UnrelatedSendsNeverWait`) and
+        nothing queued is ahead of it, else as
         :meth:`send_soon`. False if it was queued (then the caller lets the session's task
         run before it sends more)."""
-        if self._outbox is None and not getattr(self.transport, "unrelated_send_waits_for_peer", True):
+        if self._outbox is None and not self._unrelated_send_waits:
             await self.send(data)
             return True
         return self.send_soon(data)
@@ -268,9 +283,9 @@ class Sender:
         self._waiters[ident] = waiter
         limit = self.request_timeout if timeout is None else timeout
         try:
-            send_nowait = getattr(self.transport, "send_nowait", None)
+            nowait = self._nowait
             timer_spawn = self._timer_spawn
-            if timer_spawn is not None and send_nowait is not None and send_nowait(data):
+            if timer_spawn is not None and nowait is not None and nowait.send_nowait(data):
                 # Sent already: only the wait remains, and the deadlines task times it.
                 if limit is not None:
                     deadlines = self._deadlines
@@ -283,7 +298,10 @@ class Sender:
                 # The send may wait too: one scope with the deadline covers both.
                 scope = self.new_cancel_scope(math.inf if limit is None else anyio.current_time() + limit)
                 with scope:
-                    await self.transport.send(data, related)
+                    if related is not None and self.related_sender is not None:
+                        await self.related_sender.send_related(data, related)
+                    else:
+                        await self.transport.send(data)
                     await waiter.event.wait()
                 waiter.timed_out = scope.cancelled_caught
             if waiter.timed_out:

@@ -469,7 +469,11 @@ class Session(Sender):
             self._drop(ident, scope)
         if data is not None:  # None: cancelled by the peer meanwhile (abandoned)
             try:
-                await self.transport.send(data, ident, True)
+                related_sender = self.related_sender
+                if related_sender is not None:
+                    await related_sender.send_related(data, ident, True)
+                else:
+                    await self.transport.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 log.debug("peer gone; the answer to %r not sent", ident)
                 self.on_peer_lost()

@@ -261,7 +261,7 @@ class StdioTransport:
     waits only when it has to read. Likewise an uncontended ``send()`` yields only if the
     stream makes it wait.
 
-    Responses (``send(..., final=True)``) sent while more received lines wait to be handed out
+    Responses (``send_related(..., final=True)``) sent while more received lines wait to be handed out
     are held back, up to ``batch_bytes``, and written with the next message that is not held:
     the answers to a burst of requests that came in one read leave in one write, rather than
     one write (and one wake-up of the peer) each. Anything else (a request, a notification, a
@@ -340,8 +340,11 @@ class StdioTransport:
                     self._reader_idle.set()
             framer.feed(chunk)
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
-        """Write one message and its newline; ``ValueError`` if it contains a newline."""
+    async def send_related(
+        self, message: bytes, related: RequestId | None = None, final: bool = False
+    ) -> None:
+        """Write one message and its newline; ``ValueError`` if it contains a newline. A
+        response (``final``) may be held back (see the class)."""
         if b"\n" in message:
             raise ValueError("a stdio message must not contain a newline")
         data = message + b"\n"
@@ -357,6 +360,8 @@ class StdioTransport:
         if self._pending:
             data = self._take_pending() + data
         await self._write(data)
+
+    send = send_related  # (a message sent with ``send`` is not a response: never held back)
 
     def _take_pending(self) -> bytes:
         data = b"".join(self._pending)

@@ -414,7 +414,7 @@ class StreamableHTTPTransport(QueuedReceive):
 
     # -- Transport --------------------------------------------------------------------------
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         envelope = _peek(message)

@@ -40,7 +40,6 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
-from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.transports.http._common import QueuedReceive, Received
 from mcpbind.transports.http.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
@@ -90,7 +89,7 @@ class LegacySSETransport(QueuedReceive):
         self._closed = False
         self._gone = anyio.Event()
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         if self._gone.is_set():
