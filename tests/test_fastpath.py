@@ -318,13 +318,14 @@ async def test_parking_wakes_the_longest_waiting_first() -> None:
         woken.append(n)
 
     async with anyio.create_task_group() as tg:
-        for n in range(3):
+        for n in range(4):
             tg.start_soon(wait, n)
             await anyio.wait_all_tasks_blocked()
-        assert parking.wake_one()
-        await anyio.wait_all_tasks_blocked()
-        assert woken == [0]
-        parking.wake_all()
-    assert woken == [0, 1, 2]
+        for _ in range(2):
+            assert parking.wake_one()
+            await anyio.wait_all_tasks_blocked()
+        assert woken == [0, 1]
+        parking.wake_all()  # (woken together: trio runs them in any order)
+    assert sorted(woken) == [0, 1, 2, 3]
     assert not parking.wake_one()
     assert not await fastpath.NoParking().park()  # plain: a task with nothing to do ends
