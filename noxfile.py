@@ -26,11 +26,25 @@ INTEROP_DEPS = ["mcp>=2.3,<3"]
 BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3", "trio>=0.26"]
 
 
+# mcpbind's speed tricks (runtime/mcpbind/fastpath.py) are turned off by MCPBIND_FASTPATH=0.
+FASTPATH_SWITCH = "MCPBIND_FASTPATH"
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The test suite against the installed wheel, on asyncio and trio."""
+    """The test suite against the installed wheel, on asyncio and trio, twice: on the fast path,
+    then on the plain path (MCPBIND_FASTPATH=0: every speed trick of mcpbind.fastpath replaced by
+    its plain-anyio equivalent), quietly. With MCPBIND_FASTPATH set, only on that path."""
     session.install(".", *TEST_DEPS, *CODEGEN_DEPS, *HTTP_DEPS)
-    session.run("pytest", "--ignore=tests/interop", *session.posargs)
+    chosen = os.environ.get(FASTPATH_SWITCH)
+    paths = [("fast", "1", []), ("plain", "0", ["-q"])]
+    if chosen is not None:
+        paths = [path for path in paths if (path[1] == "0") == (chosen.strip() == "0")]
+    for name, switch, options in paths:
+        session.log(f"mcpbind: the test suite on the {name} path ({FASTPATH_SWITCH}={switch})")
+        session.run(
+            "pytest", "--ignore=tests/interop", *options, *session.posargs, env={FASTPATH_SWITCH: switch}
+        )
 
 
 @nox.session

@@ -21,3 +21,9 @@ def _recursion_limit_is_left_alone() -> Iterator[None]:
     limit = sys.getrecursionlimit()
     yield
     assert sys.getrecursionlimit() == limit, "the test changed the recursion limit"
+
+
+def pytest_report_header() -> str:
+    from mcpbind import fastpath
+
+    return f"mcpbind: the {fastpath.PATH} path ({fastpath.SWITCH}={'1' if fastpath.ENABLED else '0'})"

@@ -13,7 +13,6 @@ import anyio
 import mcpbind
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
-from mcpbind.protocol.wire import RequestId
 from mcpbind.server.server import Server
 from mcpbind.transports.memory import memory_pair
 
@@ -40,9 +39,9 @@ async def connected_recording(
     sent: list[bytes] = []
     send, send_nowait = server_end.send, server_end.send_nowait
 
-    async def record(message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def record(message: bytes) -> None:
         sent.append(message)
-        await send(message, related, final)
+        await send(message)
 
     def record_nowait(message: bytes) -> bool:
         done = send_nowait(message)

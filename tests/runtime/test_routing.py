@@ -20,7 +20,9 @@ pytestmark = pytest.mark.anyio
 
 
 class Recording:
-    """A transport that notes (method or kind, related, final) for each message sent."""
+    """A transport that notes (method or kind, related, final) for each message sent: a
+    :class:`~mcpbind.transports.base.RelatedSender`, so the session says which request each
+    message belongs to."""
 
     def __init__(self, inner: MemoryTransport) -> None:
         self.inner = inner
@@ -29,11 +31,14 @@ class Recording:
     async def receive(self) -> bytes:
         return await self.inner.receive()
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
+        await self.send_related(message, None)
+
+    async def send_related(self, message: bytes, related: RequestId | None, final: bool = False) -> None:
         decoded = json.loads(message)
         kind = decoded.get("method") or ("error" if "error" in decoded else "result")
         self.sent.append((kind, related, final, decoded.get("id")))
-        await self.inner.send(message, related, final)
+        await self.inner.send(message)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

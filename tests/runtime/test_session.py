@@ -383,10 +383,10 @@ class _StuckSends:
     async def receive(self) -> bytes:
         return await self.inner.receive()
 
-    async def send(self, message: bytes, related: Any = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
         if self.stuck:
             await anyio.sleep_forever()
-        await self.inner.send(message, related, final)
+        await self.inner.send(message)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -6,17 +6,18 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, TypeVar
 
 import anyio
 
 from mcpbind.protocol.errors import McpError
 
-if TYPE_CHECKING:
-    from mcpbind.runtime.session import ProgressCallback
+# What a request's sender is told of its progress: (progress, total, message).
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
-__all__ = ["Deadlines", "Waiter"]
+
+__all__ = ["Deadlines", "ProgressCallback", "Waiter"]
 
 R = TypeVar("R")
 

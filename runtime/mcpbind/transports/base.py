@@ -7,11 +7,22 @@ message are never interleaved with another's).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 from mcpbind.protocol.wire import RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "MessageTooLarge", "Transport"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "Features",
+    "MessageTooLarge",
+    "NowaitSender",
+    "RelatedSender",
+    "Transport",
+    "UnrelatedSendsNeverWait",
+    "features",
+    "nowait_sender",
+    "related_sender",
+]
 
 # 16 MiB: far above any ordinary MCP message, low enough that one line cannot exhaust memory.
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
@@ -32,25 +43,6 @@ class MessageTooLarge(Exception):
 class Transport(Protocol):
     """Framed messages in and out.
 
-    ``send`` says which request a message belongs to, for transports that route by it (the
-    Streamable HTTP server answers a POST on that POST's own stream): ``related`` is the id of
-    the request received from the peer that the message answers (``final``: it is the response
-    itself) or was sent while handling (progress, logging, a sampling request). Both are left
-    unset for everything else. Transports with one channel (stdio, memory) ignore them.
-
-    A transport may also offer ``send_nowait(message) -> bool``: send the whole message now,
-    without waiting for anything, or send nothing and return ``False`` (stdio and memory do;
-    a session then needs no timer around the send of a request).
-
-    A transport whose ``send`` of a message related to no request (``related`` unset) never
-    waits for its peer says so with ``unrelated_send_waits_for_peer = False``: it waits at
-    most for its own machinery, and gives up on a peer that does not read (the HTTP servers'
-    transports, which end or cut off such a client). A server telling every session something
-    (:meth:`Server.resource_updated <mcpbind.server.server.Server.resource_updated>`, list changes)
-    awaits those sends in line; for any other transport the message goes through the
-    session's queue (:meth:`Session.send_soon <mcpbind.runtime.session.Session.send_soon>`), so that
-    no peer holds back the others.
-
     ``receive`` raises ``anyio.EndOfStream`` once the peer has closed its side but may still
     read (the end of stdin: a session still answers what it received), and
     ``anyio.BrokenResourceError`` once the peer is gone altogether (a session then stops its
@@ -61,10 +53,87 @@ class Transport(Protocol):
     ``aclose`` should drop nothing already given to ``send``: stdio writes a message being
     written, and those held back, before it closes (for up to a second, for a peer that does
     not read); memory leaves what it sent for the peer to receive.
+
+    A transport may offer more, each feature a small protocol of its own, learnt once per
+    transport class when a session starts (:func:`features`): :class:`RelatedSender` (which
+    received request a message belongs to), :class:`NowaitSender` (a send that never waits)
+    and :class:`UnrelatedSendsNeverWait` (a send that never waits for the peer).
     """
 
     async def receive(self) -> bytes: ...
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None: ...
+    async def send(self, message: bytes) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class RelatedSender(Protocol):
+    """A transport that wants to know which received request a message belongs to.
+
+    ``send_related(message, related, final)``: ``related`` is the id of the request received
+    from the peer that the message answers (``final``: it is the response itself) or was sent
+    while handling (progress, logging, a sampling request). A session sends everything else
+    with ``send``. The Streamable HTTP server routes by it (a POST is answered on that POST's
+    own stream), the legacy SSE server lets only that request's handler wait for room, and
+    stdio holds responses back to write a burst of them at once.
+    """
+
+    async def send_related(self, message: bytes, related: RequestId, final: bool = False) -> None: ...
+
+
+@runtime_checkable
+class NowaitSender(Protocol):
+    """A transport that can send without waiting: ``send_nowait(message)`` sends the whole
+    message now, or sends nothing and returns ``False`` (stdio and memory do; a session then
+    needs no timer around the send of a request, and :meth:`Session.send_soon
+    <mcpbind.runtime.session.Session.send_soon>` no task)."""
+
+    def send_nowait(self, message: bytes) -> bool: ...
+
+
+class UnrelatedSendsNeverWait(Protocol):
+    """A transport whose ``send`` (a message related to no request) never waits for its peer
+    says so with ``unrelated_send_waits_for_peer = False``: it waits at most for its own
+    machinery, and gives up on a peer that does not read (the HTTP servers' transports, which
+    end or cut off such a client). A server telling every session something
+    (:meth:`Server.resource_updated <mcpbind.server.server.Server.resource_updated>`, list
+    changes) awaits those sends in line; for any other transport the message goes through the
+    session's queue (:meth:`Session.send_soon <mcpbind.runtime.session.Session.send_soon>`), so
+    that no peer holds back the others."""
+
+    unrelated_send_waits_for_peer: Literal[False]
+
+
+class Features(NamedTuple):
+    """What a transport class offers beyond :class:`Transport`."""
+
+    related: bool  # a RelatedSender
+    nowait: bool  # a NowaitSender
+    unrelated_send_waits_for_peer: bool  # False: an UnrelatedSendsNeverWait
+
+
+_features: dict[type, Features] = {}
+
+
+def features(transport: Transport) -> Features:
+    """The optional features of ``transport``'s class (learnt once per class)."""
+    cls = type(transport)
+    found = _features.get(cls)
+    if found is None:
+        found = _features[cls] = Features(
+            issubclass(cls, RelatedSender),
+            issubclass(cls, NowaitSender),
+            getattr(cls, "unrelated_send_waits_for_peer", True) is not False,
+        )
+    return found
+
+
+def related_sender(transport: Transport) -> RelatedSender | None:
+    """``transport`` as a :class:`RelatedSender`, or None if its class is not one."""
+    return transport if features(transport).related else None  # type: ignore[return-value]
+
+
+def nowait_sender(transport: Transport) -> NowaitSender | None:
+    """``transport`` as a :class:`NowaitSender`, or None if its class is not one."""
+    return transport if features(transport).nowait else None  # type: ignore[return-value]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 
 __all__ = ["MemoryTransport", "memory_pair"]
@@ -30,7 +29,7 @@ class MemoryTransport:
             raise MessageTooLarge(len(message), self.max_message_size)
         return message
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
         await self._send.send(message)
 
     def send_nowait(self, message: bytes) -> bool:

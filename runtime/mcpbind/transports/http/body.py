@@ -16,8 +16,8 @@ from typing import Final
 
 import anyio
 
+from mcpbind.fastpath import finish, first_step
 from mcpbind.protocol.errors import INVALID_REQUEST
-from mcpbind.runtime.stepping import resume
 from mcpbind.transports.http._asgi import Message, Receive
 from mcpbind.transports.http.errors import CLOSE_CONNECTION, EMPTY, RETRY_AFTER, SERVER_BUSY, HttpError
 
@@ -80,12 +80,8 @@ class BodyReader:
         if self.timeout is None:
             message = await call
         elif type(call) is CoroutineType:
-            try:
-                value = call.send(None)
-            except StopIteration as stop:
-                message = stop.value
-            else:
-                message = await self._timed(resume(call, value), progress)
+            done, value = first_step(call)
+            message = value if done else await self._timed(finish(call, value), progress)
         else:
             message = await self._timed(call, progress)
         if message["type"] != "http.request":
@@ -152,12 +148,11 @@ class BodyReader:
         if self.timeout is None:
             return await call
         if type(call) is CoroutineType:
-            try:
-                value = call.send(None)
-            except StopIteration as stop:
-                message: Message = stop.value
+            done, value = first_step(call)
+            if done:
+                message: Message = value
                 return message
-            return await self._timed(resume(call, value), progress)
+            return await self._timed(finish(call, value), progress)
         return await self._timed(call, progress)
 
     async def _timed(self, waiting: Awaitable[Message], progress: BodyProgress) -> Message:

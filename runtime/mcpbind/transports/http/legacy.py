@@ -148,7 +148,9 @@ class _SessionTransport:
         queue.put_nowait(("", event, MESSAGE))
         return True
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send_related(
+        self, message: bytes, related: RequestId | None = None, final: bool = False
+    ) -> None:
         # Every message goes on the one stream; ``related`` says who may wait for room.
         queue = self.outgoing
         if queue.closed:
@@ -178,6 +180,8 @@ class _SessionTransport:
         log.warning("SSE reader too slow (%s, %d bytes waiting): ending its session", why, queue.size)
         self.cut()
         raise anyio.BrokenResourceError
+
+    send = send_related  # (a message related to no request)
 
     def cut(self) -> None:
         """The client reads too slowly: drop what waits for it, drop its connection (the

@@ -28,6 +28,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import checkpoint
 
+from mcpbind.fastpath import asyncio_loop
 from mcpbind.transports.stdio.fdthreads import ThreadedReader, ThreadedWriter
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class _AsyncioWatch:
 
     def stale(self) -> bool:
         """Whether this watch belongs to an event loop that is not the one running now (asked
-        on each wait: asyncio's private ``_get_running_loop``, as in :func:`_anyio_asyncio_loop`)."""
+        on each wait: asyncio's private ``_get_running_loop``, as :func:`mcpbind.fastpath.asyncio_loop` is asked once)."""
         return sys.modules["asyncio"]._get_running_loop() is not self._loop
 
     async def wait(self) -> None:
@@ -198,29 +199,10 @@ class _AsyncioWatch:
             waiter.set_exception(anyio.ClosedResourceError())
 
 
-def _anyio_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The asyncio event loop anyio runs on in this thread, or ``None`` (trio, or no loop).
-
-    A speed trick on library internals, kept to this one function: asyncio's private
-    ``_get_running_loop`` answers ``None`` off a loop without raising (and without importing
-    asyncio where trio runs), and anyio's backend is recognised by the module its ``Event``
-    class comes from, ``"anyio._backends._asyncio"``. Asked when a stream first waits (and
-    again if its loop changed), not per message. Answering ``None`` is the plain-anyio way:
-    every wait then goes through ``anyio.wait_readable``.
-    """
-    asyncio_module = sys.modules.get("asyncio")  # not imported: the loop is not asyncio's
-    loop: asyncio.AbstractEventLoop | None = (
-        None if asyncio_module is None else asyncio_module._get_running_loop()
-    )
-    if loop is None or type(anyio.Event()).__module__ != "anyio._backends._asyncio":
-        return None
-    return loop
-
-
 def _watcher(fd: int) -> _AsyncioWatch | Literal[False]:
     """An :class:`_AsyncioWatch` when anyio runs on asyncio here, else ``False`` (anyio's
     ``wait_readable`` then, e.g. on trio)."""
-    loop = _anyio_asyncio_loop()
+    loop = asyncio_loop()  # None on trio, on the plain path, or if anyio's asyncio backend moved
     return False if loop is None else _AsyncioWatch(fd, loop)
 
 

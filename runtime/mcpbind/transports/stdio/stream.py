@@ -10,7 +10,6 @@ one over this process's own stdin and stdout (the descriptor streams of
 from __future__ import annotations
 
 import sys
-from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -18,6 +17,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import checkpoint_if_cancelled
 
+from mcpbind.fastpath import new_lock
 from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.stdio.fdio import (
@@ -38,51 +38,6 @@ __all__ = ["StdioTransport", "stdio_server_transport"]
 # --------------------------------------------------------------------------------------------
 
 
-class _SendLock:
-    """Mutual exclusion for writers, at the cost of a flag when uncontended: taking it free
-    neither yields nor checks for cancellation (anyio's Lock looks up the current task and
-    checks for cancellation, more than a whole small write costs). Waiters queue in order,
-    and the lock is handed to the first of them.
-
-    A speed trick, kept to this class: a hand-rolled FIFO wait queue (a deque of
-    ``anyio.Event``, one per waiter). Its plain-anyio equivalent is ``anyio.Lock`` (also FIFO
-    and cancellation-safe), which costs a task lookup and a checkpoint when uncontended."""
-
-    __slots__ = ("_busy", "_waiters")
-
-    def __init__(self) -> None:
-        self._busy = False
-        self._waiters: deque[anyio.Event] | None = None
-
-    async def acquire(self) -> None:
-        if not self._busy:
-            self._busy = True
-            return
-        turn = anyio.Event()
-        waiters = self._waiters
-        if waiters is None:
-            waiters = self._waiters = deque()
-        waiters.append(turn)
-        try:
-            await turn.wait()
-        except BaseException:
-            if turn.is_set():
-                self.release()  # handed the lock while leaving: hand it on
-            else:
-                waiters.remove(turn)
-            raise
-
-    @property
-    def busy(self) -> bool:
-        return self._busy
-
-    def release(self) -> None:
-        if self._waiters:
-            self._waiters.popleft().set()  # it stays taken, by the first waiting
-        else:
-            self._busy = False
-
-
 class StdioTransport:
     """A :class:`~mcpbind.transports.base.Transport` framing messages as lines over two byte streams.
 
@@ -99,7 +54,7 @@ class StdioTransport:
     waits only when it has to read. Likewise an uncontended ``send()`` yields only if the
     stream makes it wait.
 
-    Responses (``send(..., final=True)``) sent while more received lines wait to be handed out
+    Responses (``send_related(..., final=True)``) sent while more received lines wait to be handed out
     are held back, up to ``batch_bytes``, and written with the next message that is not held:
     the answers to a burst of requests that came in one read leave in one write, rather than
     one write (and one wake-up of the peer) each. Anything else (a request, a notification, a
@@ -132,7 +87,7 @@ class StdioTransport:
             send_stream if isinstance(send_stream, FdSendStream) else None
         )
         self._framer = LineFramer(max_message_size)
-        self._send_lock = _SendLock()
+        self._send_lock = new_lock()  # first come first served (mcpbind.fastpath)
         self.batch_bytes = batch_bytes
         # Between handing out a line and waiting for more input, sends are held back here.
         self._batching = False
@@ -191,8 +146,11 @@ class StdioTransport:
                     self._reader_idle.set()
             framer.feed(chunk)
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
-        """Write one message and its newline; ``ValueError`` if it contains a newline."""
+    async def send_related(
+        self, message: bytes, related: RequestId | None = None, final: bool = False
+    ) -> None:
+        """Write one message and its newline; ``ValueError`` if it contains a newline. A
+        response (``final``) may be held back (see the class)."""
         if b"\n" in message:
             raise ValueError("a stdio message must not contain a newline")
         data = message + b"\n"
@@ -208,6 +166,8 @@ class StdioTransport:
         if self._pending:
             data = self._take_pending() + data
         await self._write(data)
+
+    send = send_related  # (a message sent with ``send`` is not a response: never held back)
 
     def _take_pending(self) -> bytes:
         data = b"".join(self._pending)
@@ -247,7 +207,7 @@ class StdioTransport:
             or self._send_torn
             or self._batching
             or self._pending
-            or self._send_lock.busy
+            or self._send_lock.locked()
             or len(message) >= PIPE_BUF
             or b"\n" in message
         ):
@@ -260,7 +220,7 @@ class StdioTransport:
     async def _flush_before_close(self) -> None:
         """Let a send in progress end and write what is held back, if the peer takes it within
         a second: a message already handed to ``send()`` is not cut off by the close."""
-        if self._pending or self._send_lock.busy:
+        if self._pending or self._send_lock.locked():
             with anyio.move_on_after(1.0):
                 try:
                     if self._pending:

@@ -41,7 +41,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
 from mcpbind.protocol.peek import Peeked, peek
-from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.transports.http.client.received import QueuedReceive, Received
 from mcpbind.transports.http.client.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
@@ -83,7 +82,7 @@ class LegacySSETransport(QueuedReceive):
         self._closed = False
         self._gone = anyio.Event()
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         if self._gone.is_set():

@@ -78,10 +78,10 @@ import anyio
 import anyio.abc
 import httpx
 
+from mcpbind.exception_groups import only_error
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
 from mcpbind.protocol.peek import Peeked
 from mcpbind.protocol.wire import RequestId
-from mcpbind.runtime.exception_groups import only_error
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http.client.core import EVENT_STREAM, JSON, SESSION_HEADER
 from mcpbind.transports.http.client.errors import Failure, HTTPTransportError
@@ -115,7 +115,7 @@ class StreamableHTTPTransport(SessionRenewal):
 
     # -- Transport --------------------------------------------------------------------------
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         envelope = peek_message(message)

@@ -152,7 +152,9 @@ class HttpSessionTransport:
             "session with Session.feed (make it with Server.inline_session)"
         )
 
-    async def send(self, message: bytes, related: RequestId | None = None, final: bool = False) -> None:
+    async def send_related(
+        self, message: bytes, related: RequestId | None = None, final: bool = False
+    ) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         if related is not None:
@@ -171,6 +173,8 @@ class HttpSessionTransport:
                 return
             # JSON-response mode: only the response goes on the POST; the rest as unrelated.
         await self._unrelated(message)
+
+    send = send_related  # (a message related to no request)
 
     async def aclose(self) -> None:
         """End the session's traffic: every stream, every waiting POST."""
