@@ -20,9 +20,10 @@ The tricks, and what the plain path does instead:
   every step can run in a ``contextvars.Context`` of its own. Plain: the coroutine is never
   stepped by hand; it runs in a task of its own, spawned in a task group (a copy of the
   current context, as every new task gets), or is awaited as it is when no context is asked for.
-* **asyncio recognised** (:func:`asyncio_loop`): the running loop is used directly for a file
-  descriptor's readiness when anyio runs on asyncio, recognised by the module of anyio's
-  backend classes. Plain: never (``anyio.wait_readable``).
+* **asyncio recognised** (:func:`asyncio_loop`, :func:`readable_watch`): the running loop is
+  used directly for a file descriptor's readiness when anyio runs on asyncio, recognised by the
+  module of anyio's backend classes, and the descriptor stays registered with the loop between
+  waits (:class:`ReadableWatch`). Plain: never (``anyio.wait_readable``).
 * **Hand-rolled first-come-first-served waits** (:class:`FifoLock`, :class:`FifoSemaphore`,
   :class:`Parking`): taking a free place costs a flag, not a checkpoint and a look-up of the
   current task. Plain: ``anyio.Lock``, ``anyio.Semaphore``, and no parking at all (a task with
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 import anyio
 
 if TYPE_CHECKING:
-    from asyncio import AbstractEventLoop
+    from asyncio import AbstractEventLoop, Future
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -56,8 +57,10 @@ __all__ = [
     "Lock",
     "Parking",
     "Semaphore",
+    "ReadableWatch",
     "asyncio_loop",
     "awaited",
+    "readable_watch",
     "event_maker",
     "finish",
     "first_step",
@@ -296,6 +299,77 @@ def asyncio_loop() -> AbstractEventLoop | None:
     except RuntimeError:
         return None
     return loop
+
+
+class ReadableWatch:
+    """Waits for a descriptor to be readable on an asyncio loop, staying registered with the
+    loop between waits: anyio's ``wait_readable`` adds and removes the reader for each wait,
+    two ``epoll_ctl`` calls and the selector's bookkeeping per message.
+
+    The loop reports the descriptor for as long as data is unread, so a report with nobody
+    waiting is expected once (the reader was woken and has not read yet); after two in a row
+    (nobody reads: the session is busy elsewhere) the watch unregisters until the next wait.
+
+    Made by :func:`readable_watch` (fast path, asyncio only); the plain-anyio equivalent is
+    ``anyio.wait_readable``, which trio always uses.
+    """
+
+    __slots__ = ("_fd", "_idle_reports", "_loop", "_waiter", "_watching")
+
+    def __init__(self, fd: int, loop: AbstractEventLoop) -> None:
+        self._fd = fd
+        self._loop = loop
+        self._waiter: Future[None] | None = None
+        self._watching = False
+        self._idle_reports = 0
+
+    def _readable(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            self._idle_reports = 0
+            if not waiter.done():
+                waiter.set_result(None)
+            return
+        self._idle_reports += 1
+        if self._idle_reports >= 2:
+            self._loop.remove_reader(self._fd)
+            self._watching = False
+
+    def stale(self) -> bool:
+        """Whether this watch belongs to an event loop that is not the one running now (asked
+        on each wait: asyncio's private ``_get_running_loop``, which answers without raising)."""
+        return sys.modules["asyncio"]._get_running_loop() is not self._loop
+
+    async def wait(self) -> None:
+        if self._waiter is not None:
+            raise anyio.BusyResourceError("reading from")
+        waiter = self._waiter = self._loop.create_future()
+        if not self._watching:
+            self._loop.add_reader(self._fd, self._readable)
+            self._watching = True
+            self._idle_reports = 0
+        try:
+            await waiter
+        finally:
+            if self._waiter is waiter:
+                self._waiter = None
+
+    def close(self) -> None:
+        if self._watching:
+            self._loop.remove_reader(self._fd)
+            self._watching = False
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(anyio.ClosedResourceError())
+
+
+def readable_watch(fd: int) -> ReadableWatch | None:
+    """A :class:`ReadableWatch` of ``fd`` on the running asyncio loop, or ``None`` (trio, the
+    plain path, or an anyio whose asyncio backend is no longer recognised): the caller then
+    waits with ``anyio.wait_readable``."""
+    loop = asyncio_loop()
+    return None if loop is None else ReadableWatch(fd, loop)
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,17 +22,14 @@ import select
 import stat
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import checkpoint
 
-from mcpbind.fastpath import asyncio_loop
+from mcpbind.fastpath import ReadableWatch, readable_watch
 from mcpbind.transports.stdio.fdthreads import ThreadedReader, ThreadedWriter
-
-if TYPE_CHECKING:
-    import asyncio  # imported only where the backend is asyncio (it costs trio a start-up)
 
 __all__ = [
     "LOOP_WAITS_ON_FDS",
@@ -136,74 +133,11 @@ def _is_fifo(fd: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-class _AsyncioWatch:
-    """Waits for a descriptor to be readable on an asyncio loop, staying registered with the
-    loop between waits: anyio's ``wait_readable`` adds and removes the reader for each wait,
-    two ``epoll_ctl`` calls and the selector's bookkeeping per message.
-
-    The loop reports the descriptor for as long as data is unread, so a report with nobody
-    waiting is expected once (the reader was woken and has not read yet); after two in a row
-    (nobody reads: the session is busy elsewhere) the watch unregisters until the next wait.
-
-    A speed trick that goes below anyio to asyncio's loop (chosen by :func:`_watcher`); its
-    plain-anyio equivalent is ``anyio.wait_readable``, which trio always uses.
-    """
-
-    __slots__ = ("_fd", "_idle_reports", "_loop", "_waiter", "_watching")
-
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
-        self._fd = fd
-        self._loop = loop
-        self._waiter: asyncio.Future[None] | None = None
-        self._watching = False
-        self._idle_reports = 0
-
-    def _readable(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            self._idle_reports = 0
-            if not waiter.done():
-                waiter.set_result(None)
-            return
-        self._idle_reports += 1
-        if self._idle_reports >= 2:
-            self._loop.remove_reader(self._fd)
-            self._watching = False
-
-    def stale(self) -> bool:
-        """Whether this watch belongs to an event loop that is not the one running now (asked
-        on each wait: asyncio's private ``_get_running_loop``, as :func:`mcpbind.fastpath.asyncio_loop` is asked once)."""
-        return sys.modules["asyncio"]._get_running_loop() is not self._loop
-
-    async def wait(self) -> None:
-        if self._waiter is not None:
-            raise anyio.BusyResourceError("reading from")
-        waiter = self._waiter = self._loop.create_future()
-        if not self._watching:
-            self._loop.add_reader(self._fd, self._readable)
-            self._watching = True
-            self._idle_reports = 0
-        try:
-            await waiter
-        finally:
-            if self._waiter is waiter:
-                self._waiter = None
-
-    def close(self) -> None:
-        if self._watching:
-            self._loop.remove_reader(self._fd)
-            self._watching = False
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(anyio.ClosedResourceError())
-
-
-def _watcher(fd: int) -> _AsyncioWatch | Literal[False]:
-    """An :class:`_AsyncioWatch` when anyio runs on asyncio here, else ``False`` (anyio's
-    ``wait_readable`` then, e.g. on trio)."""
-    loop = asyncio_loop()  # None on trio, on the plain path, or if anyio's asyncio backend moved
-    return False if loop is None else _AsyncioWatch(fd, loop)
+def _watcher(fd: int) -> ReadableWatch | Literal[False]:
+    """A :class:`~mcpbind.fastpath.ReadableWatch` when anyio runs on asyncio here and the fast
+    path is on, else ``False`` (anyio's ``wait_readable`` then, e.g. on trio)."""
+    watch = readable_watch(fd)
+    return False if watch is None else watch
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,7 +164,7 @@ class FdReceiveStream(ByteReceiveStream):
         self._poller = select.poll() if self._poll and not owned and _HAS_POLL else None
         if self._poller is not None:
             self._poller.register(fd, select.POLLIN)
-        self._watch: _AsyncioWatch | Literal[False] | None = None  # None: not decided yet
+        self._watch: ReadableWatch | Literal[False] | None = None  # None: not decided yet
         self._closed = False
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
