@@ -11,7 +11,7 @@ import anyio
 
 from mcpbind import types
 from mcpbind.protocol.connection import FULL_DELIVERY, Connection, Delivery
-from mcpbind.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
+from mcpbind.protocol.errors import METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import RequestSpec, ToServer
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import HandlerRegistry
@@ -19,8 +19,10 @@ from mcpbind.runtime.lifespan import Lifespan
 from mcpbind.runtime.middleware import Middleware
 from mcpbind.runtime.session import Session, Spawn
 from mcpbind.server.broadcast import Broadcasts
+from mcpbind.server.capabilities import implied_capabilities
+from mcpbind.server.catalog import Catalog
+from mcpbind.server.completion import CompletionFn, completion_handler
 from mcpbind.server.handler_objects import handlers_of
-from mcpbind.server.pagination import paginate
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -37,21 +39,6 @@ methods = types.methods
 P = TypeVar("P")
 R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
-CompletionFn = TypeVar(
-    "CompletionFn",
-    bound=Callable[
-        [types.PromptReference | types.ResourceTemplateReference, str, str, dict[str, str]],
-        Awaitable[Iterable[str]],
-    ],
-)
-
-# Which server capability a handler for each method implies.
-_CAPABILITY_OF_METHOD = {
-    "tools/": "tools",
-    "resources/": "resources",
-    "prompts/": "prompts",
-    "completion/": "completions",
-}
 
 
 class Server(HandlerRegistry[ToServer, RequestContext]):
@@ -132,14 +119,9 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
-        self.page_size = page_size
-        self.max_uri_length = max_uri_length
-        self.tools: dict[str, FunctionTool] = {}
-        self._tool_definitions: list[types.Tool] | None = None
-        self.resources: dict[str, FunctionResource] = {}
-        self.resource_templates: list[FunctionResourceTemplate] = []
-        self.prompts: dict[str, FunctionPrompt] = {}
-        self._broadcasts = Broadcasts(self._check_uri)
+        # The tools, resources and prompts of the decorators, and the handlers answering from them.
+        self._catalog = Catalog(page_size=page_size, max_uri_length=max_uri_length)
+        self._broadcasts = Broadcasts(self._catalog.check_uri)
         # The broadcasts' own set and dict (never replaced): the sessions served, each one's
         # subscribed URIs.
         self._sessions = self._broadcasts.sessions
@@ -163,6 +145,63 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self.expose_internal_errors = expose_internal_errors
         self.shutdown_grace_period = shutdown_grace_period
         self.max_queued_bytes = max_queued_bytes
+
+    # -- what the decorators registered (the catalog's, live) ----------------------------------
+
+    @property
+    def tools(self) -> dict[str, FunctionTool]:
+        """The tools registered with :meth:`tool`, by name."""
+        return self._catalog.tools
+
+    @tools.setter
+    def tools(self, tools: dict[str, FunctionTool]) -> None:
+        self._catalog.tools = tools
+
+    @property
+    def resources(self) -> dict[str, FunctionResource]:
+        """The resources registered with :meth:`resource`, by URI."""
+        return self._catalog.resources
+
+    @resources.setter
+    def resources(self, resources: dict[str, FunctionResource]) -> None:
+        self._catalog.resources = resources
+
+    @property
+    def resource_templates(self) -> list[FunctionResourceTemplate]:
+        """The resource templates registered with :meth:`resource`, matched in this order (a
+        new list at each change)."""
+        return self._catalog.resource_templates
+
+    @resource_templates.setter
+    def resource_templates(self, templates: list[FunctionResourceTemplate]) -> None:
+        self._catalog.resource_templates = templates
+
+    @property
+    def prompts(self) -> dict[str, FunctionPrompt]:
+        """The prompts registered with :meth:`prompt`, by name."""
+        return self._catalog.prompts
+
+    @prompts.setter
+    def prompts(self, prompts: dict[str, FunctionPrompt]) -> None:
+        self._catalog.prompts = prompts
+
+    @property
+    def page_size(self) -> int:
+        """The most items one page of ``tools/list``, ``resources/list``... holds."""
+        return self._catalog.page_size
+
+    @page_size.setter
+    def page_size(self, page_size: int) -> None:
+        self._catalog.page_size = page_size
+
+    @property
+    def max_uri_length(self) -> int:
+        """The longest URI ``resources/read`` and ``resources/subscribe`` accept."""
+        return self._catalog.max_uri_length
+
+    @max_uri_length.setter
+    def max_uri_length(self, max_uri_length: int) -> None:
+        self._catalog.max_uri_length = max_uri_length
 
     # -- tools from functions ---------------------------------------------------------------
 
@@ -199,7 +238,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         def register(fn: F) -> F:
             from mcpbind.server.tools import FunctionTool
 
-            self._claim("tool", methods.TOOLS_LIST, methods.TOOLS_CALL)
+            self._catalog.claim(self.request_handlers, "tool")
             made = FunctionTool(
                 fn,
                 name or fn.__name__,
@@ -211,28 +250,11 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
                 output_schema=output_schema,
                 icons=icons,
             )
-            self.tools[made.name] = made
-            self._tool_definitions = None
+            self._catalog.add_tool(made)
             self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
             return fn
 
         return register
-
-    async def _list_tools(
-        self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListToolsResult:
-        if self._tool_definitions is None:  # built once per change of the tool set, not per call
-            self._tool_definitions = [tool.definition() for tool in self.tools.values()]
-        page = paginate(self._tool_definitions, params.cursor, self.page_size)
-        return types.ListToolsResult(tools=page.items, next_cursor=page.next_cursor)
-
-    async def _call_tool(
-        self, params: types.CallToolRequestParams, ctx: RequestContext
-    ) -> types.CallToolResult:
-        tool = self.tools.get(params.name)
-        if tool is None:
-            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        return await tool.call(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
 
     # -- resources and prompts from functions -------------------------------------------------
 
@@ -258,9 +280,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             from mcpbind.server.resources import FunctionResource, FunctionResourceTemplate
             from mcpbind.server.uri_template import UriTemplate
 
-            self._claim(
-                "resource", methods.RESOURCES_LIST, methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ
-            )
+            self._catalog.claim(self.request_handlers, "resource")
 
             options: dict[str, Any] = {
                 "name": name or fn.__name__,
@@ -272,13 +292,11 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
                 "icons": list(icons) if icons is not None else None,
             }
             if "{" in uri:
-                made = FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
-                self.resource_templates = [
-                    *(t for t in self.resource_templates if str(t.template) != uri),
-                    made,
-                ]
+                self._catalog.add_resource_template(
+                    FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
+                )
             else:
-                self.resources[uri] = FunctionResource(fn, uri=uri, **options)
+                self._catalog.add_resource(FunctionResource(fn, uri=uri, **options))
             self._broadcasts.changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
             # Subscriptions may be handled by hand (with on()), registered before or after.
             self.request_handlers.setdefault(methods.RESOURCES_SUBSCRIBE.method, self._broadcasts.subscribe)
@@ -304,7 +322,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         def register(fn: F) -> F:
             from mcpbind.server.prompts import FunctionPrompt
 
-            self._claim("prompt", methods.PROMPTS_LIST, methods.PROMPTS_GET)
+            self._catalog.claim(self.request_handlers, "prompt")
 
             made = FunctionPrompt(
                 fn,
@@ -314,58 +332,11 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
                 meta=meta,
                 icons=list(icons) if icons is not None else None,
             )
-            self.prompts[made.name] = made
+            self._catalog.add_prompt(made)
             self._broadcasts.changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
             return fn
 
         return register
-
-    async def _list_resources(
-        self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListResourcesResult:
-        page = paginate([r.definition() for r in self.resources.values()], params.cursor, self.page_size)
-        return types.ListResourcesResult(resources=page.items, next_cursor=page.next_cursor)
-
-    async def _list_resource_templates(
-        self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListResourceTemplatesResult:
-        page = paginate([t.definition() for t in self.resource_templates], params.cursor, self.page_size)
-        return types.ListResourceTemplatesResult(resource_templates=page.items, next_cursor=page.next_cursor)
-
-    def _check_uri(self, uri: str) -> None:
-        if len(uri) > self.max_uri_length:
-            raise McpError(
-                INVALID_PARAMS,
-                f"URI too long: {len(uri)} characters, more than the {self.max_uri_length} this server accepts",
-            )
-
-    async def _read_resource(
-        self, params: types.ReadResourceRequestParams, ctx: RequestContext
-    ) -> types.ReadResourceResult:
-        uri = params.uri
-        self._check_uri(uri)
-        resource = self.resources.get(uri)
-        if resource is not None:
-            return types.ReadResourceResult(contents=await resource.read(ctx))
-        for template in self.resource_templates:
-            variables = template.match(uri)
-            if variables is not None:
-                return types.ReadResourceResult(contents=await template.read(uri, variables, ctx))
-        raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
-
-    async def _list_prompts(
-        self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListPromptsResult:
-        page = paginate([p.definition() for p in self.prompts.values()], params.cursor, self.page_size)
-        return types.ListPromptsResult(prompts=page.items, next_cursor=page.next_cursor)
-
-    async def _get_prompt(
-        self, params: types.GetPromptRequestParams, ctx: RequestContext
-    ) -> types.GetPromptResult:
-        made = self.prompts.get(params.name)
-        if made is None:
-            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
-        return await made.get(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
 
     # -- completion, logging, list changes ---------------------------------------------------
 
@@ -378,25 +349,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         """
 
         def register(fn: CompletionFn) -> CompletionFn:
-            async def complete(
-                params: types.CompleteRequestParams, ctx: RequestContext
-            ) -> types.CompleteResult:
-                resolved = params.context.arguments if not isinstance(params.context, types.UnsetType) else {}
-                values = list(
-                    await fn(
-                        params.ref,
-                        params.argument.name,
-                        params.argument.value,
-                        resolved if isinstance(resolved, dict) else {},
-                    )
-                )
-                return types.CompleteResult(
-                    completion=types.CompleteResultCompletion(
-                        values=values[:100], total=len(values), has_more=len(values) > 100
-                    )
-                )
-
-            self.request_handlers[methods.COMPLETION_COMPLETE.method] = complete
+            self.request_handlers[methods.COMPLETION_COMPLETE.method] = completion_handler(fn)
             return fn
 
         return register
@@ -431,13 +384,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         call it from the event loop (a handler or a task), where the
         ``notifications/.../list_changed`` can be queued at once.
         """
-        del self.tools[name]
-        self._tool_definitions = None
+        self._catalog.remove_tool(name)
         self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told. ``KeyError`` if there is none."""
-        del self.prompts[name]
+        self._catalog.remove_prompt(name)
         self._broadcasts.changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
 
     def remove_resource(self, uri: str) -> None:
@@ -445,58 +397,16 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
 
         Subscriptions to ``uri`` stay: a resource added again at the same URI is still watched.
         """
-        del self.resources[uri]
+        self._catalog.remove_resource(uri)
         self._broadcasts.changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     def remove_resource_template(self, uri_template: str) -> None:
         """Remove the resource template registered as ``uri_template``; connected clients are
         told. ``KeyError`` if there is none."""
-        kept = [t for t in self.resource_templates if str(t.template) != uri_template]
-        if len(kept) == len(self.resource_templates):
-            raise KeyError(uri_template)
-        self.resource_templates = kept
+        self._catalog.remove_resource_template(uri_template)
         self._broadcasts.changed_soon(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED)
 
     # -- registration ---------------------------------------------------------------------
-
-    def _own_handlers(self) -> dict[str, tuple[str, Callable[..., Any]]]:
-        """The methods the decorators answer from their registries: method -> (decorator,
-        handler). ``resources/subscribe`` and ``unsubscribe`` are not among them: a handler
-        registered with :meth:`on` replaces the built-in one."""
-        return {
-            methods.TOOLS_LIST.method: ("tool", self._list_tools),
-            methods.TOOLS_CALL.method: ("tool", self._call_tool),
-            methods.RESOURCES_LIST.method: ("resource", self._list_resources),
-            methods.RESOURCES_TEMPLATES_LIST.method: ("resource", self._list_resource_templates),
-            methods.RESOURCES_READ.method: ("resource", self._read_resource),
-            methods.PROMPTS_LIST.method: ("prompt", self._list_prompts),
-            methods.PROMPTS_GET.method: ("prompt", self._get_prompt),
-        }
-
-    def _claim(self, decorator: str, *specs: RequestSpec[Any, Any, Any]) -> None:
-        """Make the ``@server.<decorator>`` registry answer ``specs``; ``ValueError`` if another
-        handler answers one of them already (it would be bypassed, or would bypass it)."""
-        own = self._own_handlers()
-        for spec in specs:
-            current = self.request_handlers.get(spec.method)
-            if current is not None and current != own[spec.method][1]:
-                raise ValueError(
-                    f"@server.{decorator}() cannot be used on a server that has its own handler for"
-                    f" {spec.method} (registered with on() or add_handlers()): the {decorator}s"
-                    f" registered would not be answered by it. Use one or the other."
-                )
-        for spec in specs:
-            self.request_handlers[spec.method] = own[spec.method][1]
-
-    def _check_free(self, method: str) -> None:
-        """``ValueError`` if a decorator's registry answers ``method``."""
-        owner = self._own_handlers().get(method)
-        if owner is not None and self.request_handlers.get(method) == owner[1]:
-            raise ValueError(
-                f"{method} is answered by the {owner[0]}s registered with @server.{owner[0]}(), so"
-                " a handler of its own cannot be registered for it (it would bypass them). Use one"
-                " or the other."
-            )
 
     def on(
         self, spec: RequestSpec[P, R, ToServer]
@@ -514,7 +424,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         def register(
             handler: Callable[[P, RequestContext], Awaitable[R]],
         ) -> Callable[[P, RequestContext], Awaitable[R]]:
-            self._check_free(spec.method)
+            self._catalog.check_free(self.request_handlers, spec.method)
             return decorate(handler)
 
         return register
@@ -549,7 +459,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         if not found:
             raise ValueError(f"{type(handlers).__name__} has no on_<method> handlers")
         for method in found:
-            self._check_free(method)
+            self._catalog.check_free(self.request_handlers, method)
         for method, bound in found.items():
             if method in methods.REQUESTS:
                 self.request_handlers[method] = bound
@@ -572,38 +482,10 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
                 self.request_handlers.get(methods.LOGGING_SET_LEVEL.method, self._set_level)
                 != self._set_level
             )
-        present = {
-            cap
-            for method in self.request_handlers
-            for prefix, cap in _CAPABILITY_OF_METHOD.items()
-            if method.startswith(prefix)
-        }
-        return types.ServerCapabilities(
-            tools=types.ServerCapabilitiesTools(
-                list_changed=True if self._lists(methods.TOOLS_LIST, self._list_tools) else types.UNSET
-            )
-            if "tools" in present
-            else types.UNSET,
-            resources=types.ServerCapabilitiesResources(
-                subscribe=True if "resources/subscribe" in self.request_handlers else types.UNSET,
-                list_changed=True
-                if self._lists(methods.RESOURCES_LIST, self._list_resources)
-                else types.UNSET,
-            )
-            if "resources" in present
-            else types.UNSET,
-            prompts=types.ServerCapabilitiesPrompts(
-                list_changed=True if self._lists(methods.PROMPTS_LIST, self._list_prompts) else types.UNSET
-            )
-            if "prompts" in present
-            else types.UNSET,
-            logging={} if logs else types.UNSET,
-            completions={} if "completions" in present else types.UNSET,
-        )
-
-    def _lists(self, spec: RequestSpec[Any, Any, Any], own: Callable[..., Any]) -> bool:
-        """Whether ``spec`` is answered from the decorators' registry, which tells of changes."""
-        return bool(self.request_handlers.get(spec.method) == own)
+        # The lists answered by the catalog, which tells of their changes.
+        lists = (methods.TOOLS_LIST.method, methods.RESOURCES_LIST.method, methods.PROMPTS_LIST.method)
+        list_changed = {method for method in lists if self._catalog.answers(self.request_handlers, method)}
+        return implied_capabilities(self.request_handlers, logs=logs, list_changed=list_changed)
 
     # -- running --------------------------------------------------------------------------
 
