@@ -26,14 +26,20 @@ pytestmark = pytest.mark.anyio
 
 def test_the_features_of_each_transport() -> None:
     assert features(memory_pair()[0]) == Features(
-        related=False, nowait=True, unrelated_send_waits_for_peer=True
+        related=False, nowait=True, closes_streams=False, unrelated_send_waits_for_peer=True
     )
     stdio = object.__new__(StdioTransport)  # (its class alone is asked)
-    assert features(stdio) == Features(related=True, nowait=True, unrelated_send_waits_for_peer=True)
+    assert features(stdio) == Features(
+        related=True, nowait=True, closes_streams=False, unrelated_send_waits_for_peer=True
+    )
     http = HttpSessionTransport("s", event_store=None)
-    assert features(http) == Features(related=True, nowait=False, unrelated_send_waits_for_peer=False)
+    assert features(http) == Features(
+        related=True, nowait=False, closes_streams=True, unrelated_send_waits_for_peer=False
+    )
     client = object.__new__(StreamableHTTPTransport)
-    assert features(client) == Features(related=False, nowait=False, unrelated_send_waits_for_peer=True)
+    assert features(client) == Features(
+        related=False, nowait=False, closes_streams=False, unrelated_send_waits_for_peer=True
+    )
 
 
 def test_features_are_learnt_once_per_class() -> None:
@@ -71,7 +77,9 @@ async def test_a_transport_with_send_alone_gets_everything_through_it() -> None:
 
     server_end, client_end = memory_pair()
     transport = PlainTransport(server_end)
-    assert features(transport) == Features(related=False, nowait=False, unrelated_send_waits_for_peer=True)
+    assert features(transport) == Features(
+        related=False, nowait=False, closes_streams=False, unrelated_send_waits_for_peer=True
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, transport)
         with anyio.fail_after(10):

@@ -13,6 +13,7 @@ from mcpbind.protocol.wire import RequestId
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "ClosesStreams",
     "Features",
     "MessageTooLarge",
     "NowaitSender",
@@ -22,6 +23,7 @@ __all__ = [
     "features",
     "nowait_sender",
     "related_sender",
+    "stream_closer",
 ]
 
 # 16 MiB: far above any ordinary MCP message, low enough that one line cannot exhaust memory.
@@ -105,11 +107,22 @@ class UnrelatedSendsNeverWait(Protocol):
     unrelated_send_waits_for_peer: Literal[False]
 
 
+@runtime_checkable
+class ClosesStreams(Protocol):
+    """A transport that can end the connection carrying a request's stream and keep the stream,
+    for the client to resume (the Streamable HTTP server's SSE polling, MCP 2025-11-25):
+    ``close_stream(ident, retry_ms)`` is False where it cannot (no such stream, nothing to resume
+    it from, an older session)."""
+
+    async def close_stream(self, ident: RequestId, retry_ms: int | None = None) -> bool: ...
+
+
 class Features(NamedTuple):
     """What a transport class offers beyond :class:`Transport`."""
 
     related: bool  # a RelatedSender
     nowait: bool  # a NowaitSender
+    closes_streams: bool  # a ClosesStreams
     unrelated_send_waits_for_peer: bool  # False: an UnrelatedSendsNeverWait
 
 
@@ -124,6 +137,7 @@ def features(transport: Transport) -> Features:
         found = _features[cls] = Features(
             issubclass(cls, RelatedSender),
             issubclass(cls, NowaitSender),
+            issubclass(cls, ClosesStreams),
             getattr(cls, "unrelated_send_waits_for_peer", True) is not False,
         )
     return found
@@ -137,3 +151,8 @@ def related_sender(transport: Transport) -> RelatedSender | None:
 def nowait_sender(transport: Transport) -> NowaitSender | None:
     """``transport`` as a :class:`NowaitSender`, or None if its class is not one."""
     return transport if features(transport).nowait else None  # type: ignore[return-value]
+
+
+def stream_closer(transport: Transport) -> ClosesStreams | None:
+    """``transport`` as a :class:`ClosesStreams`, or None if its class is not one."""
+    return transport if features(transport).closes_streams else None  # type: ignore[return-value]

@@ -29,7 +29,6 @@ from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.http._asgi import Headers, Send
 from mcpbind.transports.http.errors import SESSION_NOT_FOUND
 from mcpbind.transports.http.events import EventStore
-from mcpbind.transports.http.server.polling import offer_stream_closing
 from mcpbind.transports.http.sse import CLOSE, FINAL, IDLE_TURNS, MESSAGE, SseItem, SseStream
 from mcpbind.transports.http.sse_encode import encode_event, encode_priming, encode_retry
 from mcpbind.versions import POLLING_SINCE
@@ -83,12 +82,11 @@ class HttpSessionTransport:
     called and refuses to be. What the session sends is routed by the request it relates to:
     to that request's SSE stream or waiting POST, else to a GET stream or the backlog (see the
     module's docstring). Handlers reach it through
-    :func:`~mcpbind.transports.http.server.polling.close_sse_stream` (with an event store, it
-    offers itself there when it is made).
+    :func:`~mcpbind.transports.http.server.polling.close_sse_stream` (it is a
+    :class:`~mcpbind.transports.base.ClosesStreams`; without an event store it closes nothing).
     """
 
     __slots__ = (
-        "__weakref__",  # (see offer_stream_closing)
         "_backlog",
         "_backlog_bytes",
         "_backlog_size",
@@ -139,8 +137,6 @@ class HttpSessionTransport:
         self._next_stream = 0
         self._next_event = 0
         self._closed = False
-        if event_store is not None:  # without one, no stream can be closed early and resumed
-            offer_stream_closing(self)
 
     # -- Transport ----------------------------------------------------------------------
 
