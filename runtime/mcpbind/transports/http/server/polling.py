@@ -9,7 +9,7 @@ stdio, memory and a stateless POST's transport cannot.
 
 from __future__ import annotations
 
-from mcpbind.runtime.session import RequestContext
+from mcpbind.runtime.context import RequestContext
 from mcpbind.transports.base import stream_closer
 
 __all__ = ["close_sse_stream"]
