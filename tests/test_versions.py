@@ -156,7 +156,10 @@ def test_types_is_the_package_of_the_handler_version() -> None:
 def test_the_versions_are_known_and_the_handler_version_is_supported() -> None:
     assert set(versions.SUPPORTED_VERSIONS) <= set(VERSIONS)
     assert list(versions.SUPPORTED_VERSIONS) == sorted(versions.SUPPORTED_VERSIONS, reverse=True)
-    assert versions.HANDLER_VERSION == versions.SUPPORTED_VERSIONS[0]
+    assert versions.HANDLER_VERSION == versions.HANDSHAKE_VERSIONS[0]
+    assert versions.LATEST_VERSION == versions.SUPPORTED_VERSIONS[0] == "2026-07-28"
+    assert versions.MODERN_VERSIONS < set(versions.SUPPORTED_VERSIONS)
+    assert set(versions.HANDSHAKE_VERSIONS) == set(versions.SUPPORTED_VERSIONS) - versions.MODERN_VERSIONS
     assert versions.TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS < set(versions.SUPPORTED_VERSIONS)
     assert versions.STREAMABLE_HTTP_ASSUMED_VERSION in versions.SUPPORTED_VERSIONS
     # Still importable where it was.

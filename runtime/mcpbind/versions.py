@@ -18,7 +18,10 @@ from mcpbind.schema import VERSIONS, load
 
 __all__ = [
     "HANDLER_VERSION",
+    "HANDSHAKE_VERSIONS",
     "KNOWN_VERSIONS",
+    "LATEST_VERSION",
+    "MODERN_VERSIONS",
     "POLLING_SINCE",
     "STREAMABLE_HTTP_ASSUMED_VERSION",
     "SUPPORTED_VERSIONS",
@@ -31,8 +34,25 @@ __all__ = [
 # package (its import is static, for type checkers: change both together).
 HANDLER_VERSION: Final = "2025-11-25"
 
-# Newest first: a server that cannot give a client the version it asked for offers the first.
-SUPPORTED_VERSIONS: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+# Every version spoken, newest first.
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = (
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+)
+
+# The stateless versions: no ``initialize`` handshake; every request carries its version, the
+# client's capabilities and identity in ``params._meta`` and is served on its own.
+MODERN_VERSIONS: Final = frozenset({"2026-07-28"})
+
+# The versions negotiated with an ``initialize`` handshake, newest first: a server that cannot
+# give a client the version it asked for offers the first of those it supports.
+HANDSHAKE_VERSIONS: Final[tuple[str, ...]] = tuple(v for v in SUPPORTED_VERSIONS if v not in MODERN_VERSIONS)
+
+# The newest version: what a client probes with first.
+LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
 
 # Streamable HTTP: what a request without an ``MCP-Protocol-Version`` header is taken to speak
 # (the specification's rule).

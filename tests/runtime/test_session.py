@@ -13,7 +13,7 @@ import pytest
 
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
-from mcpbind.protocol.connection import SUPPORTED_VERSIONS, negotiate_version
+from mcpbind.protocol.connection import negotiate_version
 from mcpbind.protocol.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -28,6 +28,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.memory import MemoryTransport, memory_pair
+from mcpbind.versions import HANDSHAKE_VERSIONS
 
 methods = types.methods
 pytestmark = pytest.mark.anyio
@@ -127,7 +128,7 @@ INIT = initialize()
 
 async def test_handshake_and_a_typed_call() -> None:
     async with connected(echo_server()) as client:
-        assert client.protocol_version == SUPPORTED_VERSIONS[0]
+        assert client.protocol_version == HANDSHAKE_VERSIONS[0]
         assert client.server_info.name == "echo" and client.server_info.title == "Echo Server"
         assert client.instructions == "Say something."
         assert client.server_capabilities.tools is not types.UNSET
@@ -142,7 +143,7 @@ async def test_handshake_and_a_typed_call() -> None:
 async def test_version_negotiation(requested: str) -> None:
     async with raw_server(echo_server()) as transport:
         answer = await exchange(transport, initialize(requested))
-        expected = requested if requested in SUPPORTED_VERSIONS else SUPPORTED_VERSIONS[0]
+        expected = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[0]
         assert answer["result"]["protocolVersion"] == expected == negotiate_version(requested)
         # ``title`` arrived in 2025-06-18: an older version never gets it.
         titled = expected >= "2025-06-18"

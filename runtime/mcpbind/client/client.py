@@ -26,7 +26,7 @@ from mcpbind.runtime.handlers import HandlerRegistry, NotificationHandler
 from mcpbind.runtime.middleware import Middleware
 from mcpbind.runtime.session import Session
 from mcpbind.transports.base import Transport
-from mcpbind.versions import SUPPORTED_VERSIONS
+from mcpbind.versions import HANDSHAKE_VERSIONS
 
 if TYPE_CHECKING:
     import httpx
@@ -85,7 +85,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         roots: RootsHandler | None = None,
         logging: LoggingHandler | None = None,
         notification_handlers: Mapping[str, NotificationHandler] | None = None,
-        versions: Sequence[str] = SUPPORTED_VERSIONS,
+        versions: Sequence[str] = HANDSHAKE_VERSIONS,
         protocol_version: str | None = None,
         request_timeout: float | None = 60.0,
         max_concurrent_requests: int = 16,

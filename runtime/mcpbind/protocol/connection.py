@@ -12,14 +12,33 @@ from __future__ import annotations
 
 import enum
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Final, Literal
 
 import msgspec
 from msgspec import UNSET
 
 from mcpbind import types
-from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, error_from_response
+from mcpbind.protocol.envelope import (
+    MODERN_ONLY_METHODS,
+    REMOVED_METHODS,
+    SERVER_INFO,
+    Envelope,
+    is_modern_meta,
+    read_envelope,
+)
+from mcpbind.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    McpError,
+    UnsupportedProtocolVersionError,
+    error_from_response,
+)
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
 from mcpbind.protocol.wire import (
     Codec,
@@ -30,7 +49,15 @@ from mcpbind.protocol.wire import (
     TypedRequest,
     WireError,
 )
-from mcpbind.versions import HANDLER_VERSION, KNOWN_VERSIONS, SUPPORTED_VERSIONS, schema_for
+from mcpbind.versions import (
+    HANDLER_VERSION,
+    HANDSHAKE_VERSIONS,
+    KNOWN_VERSIONS,
+    LATEST_VERSION,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+    schema_for,
+)
 
 __all__ = [
     "CANONICAL_VERSION",
@@ -138,11 +165,15 @@ class Phase(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class RequestReceived:
-    """A request for a handler: answer it with :meth:`Connection.respond` or ``respond_error``."""
+    """A request for a handler: answer it with :meth:`Connection.respond` or ``respond_error``.
+
+    ``envelope`` is a stateless (2026-07-28 and later) request's own metadata, which stands in
+    for what the handshake told a session; ``None`` for a request of a session."""
 
     id: RequestId
     method: str
     params: Any
+    envelope: Envelope | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,12 +255,48 @@ def _shared_codec(role: Role, batching: bool | None) -> Codec:
 
 @functools.cache
 def _codec_for(role: Role, batching: bool) -> Codec:
-    return Codec(methods, role, batching=batching)
+    return Codec(_server_table() if role == "server" else methods, role, batching=batching)
 
 
-def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The version a server answers: the one asked for when it has it, else its newest."""
-    return requested if requested in supported else supported[0]
+def _server_table() -> ModuleType:
+    """What a server accepts: the handler-facing table, plus the methods only the stateless
+    versions have (their params are those versions' types), so that one codec reads every
+    request whatever its era; :meth:`Connection._request` keeps each era to its own methods."""
+    table = ModuleType("mcpbind.protocol.connection.server_table")
+    modern = schema_for(LATEST_VERSION).methods
+    table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
+    table.BATCHING = methods.BATCHING  # type: ignore[attr-defined]
+    table.REQUESTS = {**methods.REQUESTS, **{m: modern.REQUESTS[m] for m in MODERN_ONLY_METHODS}}  # type: ignore[attr-defined]
+    table.NOTIFICATIONS = methods.NOTIFICATIONS  # type: ignore[attr-defined]
+    return table
+
+
+def negotiate_version(requested: str, supported: tuple[str, ...] = HANDSHAKE_VERSIONS) -> str:
+    """The version a server answers ``initialize`` with: the one asked for when it has it, else
+    its newest handshake version (a stateless version is never negotiated by handshake)."""
+    handshake = tuple(v for v in supported if v not in MODERN_VERSIONS)
+    if not handshake:
+        raise UnsupportedProtocolVersionError(requested, supported)
+    return requested if requested in handshake else handshake[0]
+
+
+# The requests that may end a round with an ``InputRequiredResult`` and be retried with
+# ``inputResponses`` and ``requestState`` (multi round-trip requests).
+MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+class _RetryParams(msgspec.Struct):
+    input_responses: dict[str, Any] | None = msgspec.field(name="inputResponses", default=None)
+    request_state: str | None = msgspec.field(name="requestState", default=None)
+
+
+class _RetryMessage(msgspec.Struct):
+    """The members of a multi round-trip retry that the handler-facing params lack."""
+
+    params: _RetryParams = msgspec.field(default_factory=_RetryParams)
+
+
+_RETRY_DECODER: Final = msgspec.json.Decoder(_RetryMessage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,10 +380,18 @@ class Connection:
     protocol_version: str | None = None
     delivery: Delivery = FULL_DELIVERY
     peer: _Peer = field(default_factory=_Peer)
+    # Stateless versions: the ``ttlMs``/``cacheScope`` members a server adds to the results of
+    # a method (``"ttlMs":60000,"cacheScope":"private"``, encoded, without braces).
+    cache_hints: Mapping[str, bytes] = field(default_factory=dict)
+    # A server side served a stateless request: from then on it serves no handshake (the era is
+    # the connection's first request's, as other SDKs do on stdio).
+    modern: bool = False
     _next_id: int = 0
     _pending: dict[RequestId, RequestSpec[Any, Any, Any]] = field(default_factory=dict)
-    _in_flight: set[RequestId] = field(default_factory=set)
+    _in_flight: dict[RequestId, Envelope | None] = field(default_factory=dict)
     _codec: Codec = field(init=False)
+    _modern_versions: frozenset[str] = field(init=False)
+    _info_meta: bytes = field(init=False)
 
     def __post_init__(self) -> None:
         self._codec = _shared_codec(self.role, None)
@@ -325,6 +400,8 @@ class Connection:
             # loaded only if it is negotiated (each version's modules cost memory and time).
             if version not in KNOWN_VERSIONS:
                 raise LookupError(f"unknown MCP schema version {version!r}; known: {KNOWN_VERSIONS}")
+        self._modern_versions = frozenset(v for v in self.versions if v in MODERN_VERSIONS)
+        self._info_meta = b'"_meta":{"' + SERVER_INFO.encode() + b'":' + msgspec.json.encode(self.info) + b"}"
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -338,9 +415,9 @@ class Connection:
         if isinstance(message, list):
             events: list[Event] = []
             for item in message:
-                events += self._reject(item) if isinstance(item, WireError) else self._one(item)
+                events += self._reject(item) if isinstance(item, WireError) else self._one(item, None)
             return events
-        return self._one(message)
+        return self._one(message, data)
 
     def _reject(self, error: WireError) -> list[Event]:
         if error.response_id is not None:
@@ -356,8 +433,14 @@ class Connection:
             return []  # a notification: JSON-RPC never answers one
         return [Reply(Codec.encode_wire_error(error), error.id)]
 
-    def _one(self, message: TypedRequest | TypedNotification | Response | ErrorResponse) -> list[Event]:
+    def _one(
+        self, message: TypedRequest | TypedNotification | Response | ErrorResponse, data: bytes | None
+    ) -> list[Event]:
         if isinstance(message, TypedRequest):
+            if self.role == "server" and self.phase is Phase.NEW:
+                meta = getattr(message.params, "meta", UNSET)
+                if self.modern or message.method in MODERN_ONLY_METHODS or is_modern_meta(meta):
+                    return self._modern_request(message, meta, data)
             return self._request(message)
         if isinstance(message, TypedNotification):
             return self._notification(message)
@@ -385,8 +468,70 @@ class Connection:
                     ident,
                 )
             ]
-        self._in_flight.add(ident)
+        if method in MODERN_ONLY_METHODS:
+            return [
+                Reply(
+                    Codec.encode_error(
+                        ident,
+                        METHOD_NOT_FOUND,
+                        f"Method not found: {method} is not part of protocol version {self.protocol_version}",
+                    ),
+                    ident,
+                )
+            ]
+        self._in_flight[ident] = None
         return [RequestReceived(ident, method, message.params)]
+
+    def _modern_request(self, message: TypedRequest, meta: Any, data: bytes | None) -> list[Event]:
+        """A request of the stateless protocol: served on its own, on what its ``_meta`` says."""
+        method, ident = message.method, message.id
+        if ident in self._in_flight:
+            return [
+                Reply(
+                    Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"),
+                    ident,
+                )
+            ]
+        if method == "initialize" and not is_modern_meta(meta):
+            # This connection speaks the stateless protocol already: no handshake on it. The
+            # error names the versions, which tells a client probing eras what it can speak.
+            requested = getattr(message.params, "protocol_version", "")
+            error: McpError = UnsupportedProtocolVersionError(
+                requested,
+                self.versions,
+                "This connection serves the stateless protocol; initialize is not accepted on it",
+            )
+            return [Reply(Codec.encode_error(ident, error.code, error.message, error.data), ident)]
+        if method in REMOVED_METHODS and method != "initialize":
+            text = f"Method not found: {method} is not part of the stateless protocol"
+            return [Reply(Codec.encode_error(ident, METHOD_NOT_FOUND, text), ident)]
+        try:
+            envelope = read_envelope(meta, self._modern_versions, self.versions)
+        except McpError as exc:
+            return [Reply(Codec.encode_error(ident, exc.code, exc.message, exc.data), ident)]
+        if method == "initialize":
+            text = f"Method not found: initialize is not part of protocol version {envelope.version}"
+            return [Reply(Codec.encode_error(ident, METHOD_NOT_FOUND, text), ident)]
+        self.modern = True
+        if (
+            method in MRTR_METHODS
+            and data is not None
+            and (b'"requestState"' in data or b'"inputResponses"' in data)
+        ):
+            try:
+                retry = _RETRY_DECODER.decode(data).params
+            except msgspec.ValidationError as exc:
+                return [Reply(Codec.encode_error(ident, INVALID_PARAMS, f"Invalid params: {exc}"), ident)]
+            envelope = Envelope(
+                envelope.version,
+                envelope.client_capabilities,
+                envelope.client_info,
+                envelope.log_level,
+                retry.input_responses,
+                retry.request_state,
+            )
+        self._in_flight[ident] = envelope
+        return [RequestReceived(ident, method, message.params, envelope)]
 
     def _initialize(self, ident: RequestId, params: types.InitializeRequestParams) -> list[Event]:
         if self.role != "server":
@@ -399,7 +544,10 @@ class Connection:
             return [
                 Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"), ident)
             ]
-        self.protocol_version = negotiate_version(params.protocol_version, self.versions)
+        try:
+            self.protocol_version = negotiate_version(params.protocol_version, self.versions)
+        except McpError as exc:
+            return [Reply(Codec.encode_error(ident, exc.code, exc.message, exc.data), ident)]
         self.peer.info = params.client_info
         self.peer.capabilities = params.capabilities
         self.phase = Phase.INITIALIZING
@@ -453,32 +601,65 @@ class Connection:
         """The spec of a request method this side receives."""
         return self._codec.incoming_requests[method]
 
+    def envelope_of(self, ident: RequestId) -> Envelope | None:
+        """The envelope of a received stateless request still in flight; ``None`` for a request
+        of a session (or one already answered)."""
+        return self._in_flight.get(ident)
+
     def respond(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes | None:
         """The response to a received request; ``None`` if it was cancelled meanwhile."""
         if ident not in self._in_flight:
             return None
         # Encoded first: a result that cannot be (nested too deeply, say) leaves the request
         # in flight, so that respond_error can still answer it.
-        data = self._encode_result(ident, spec, result)
-        self._in_flight.discard(ident)
+        if self._in_flight[ident] is None:
+            data = self._encode_result(ident, spec, result)
+        else:
+            data = self._modern_result(ident, spec.method, result)
+        del self._in_flight[ident]
         return data
 
     def respond_error(self, ident: RequestId, error: McpError) -> bytes | None:
         if ident not in self._in_flight:
             return None
+        code = error.code
+        if code == RESOURCE_NOT_FOUND and self._in_flight[ident] is not None:
+            code = INVALID_PARAMS  # 2026-07-28 moved "resource not found" to invalid params
         try:
-            data = Codec.encode_error(ident, error.code, error.message, error.data)
+            data = Codec.encode_error(ident, code, error.message, error.data)
         except (msgspec.EncodeError, TypeError, ValueError, RecursionError):
             # Its data cannot be sent (nested too deeply, say, echoing the request): the error
             # still is, without it.
             message = error.message.encode("utf-8", "replace").decode("utf-8")
-            data = Codec.encode_error(ident, error.code, message)
-        self._in_flight.discard(ident)
+            data = Codec.encode_error(ident, code, message)
+        del self._in_flight[ident]
         return data
 
     def abandon(self, ident: RequestId) -> None:
         """A received request was cancelled by the peer: no response will be sent."""
-        self._in_flight.discard(ident)
+        self._in_flight.pop(ident, None)
+
+    def _modern_result(self, ident: RequestId, method: str, result: Any) -> bytes:
+        """A stateless request's result: with ``resultType`` (``"complete"`` unless the result
+        names its own, as an ``InputRequiredResult`` does), the server's identity in ``_meta``
+        and the method's caching hints. The handler-facing result is encoded as it is and
+        these members are put in front of its own."""
+        meta = getattr(result, "meta", UNSET)
+        info_meta = self._info_meta
+        if isinstance(meta, dict) and meta:
+            merged = {**meta, SERVER_INFO: self.info}
+            info_meta = b'"_meta":' + msgspec.json.encode(merged)
+            result = msgspec.structs.replace(result, meta=UNSET)
+        head = b"{" if hasattr(result, "result_type") else b'{"resultType":"complete",'
+        hint = self.cache_hints.get(method)
+        if hint is not None and not hasattr(result, "ttl_ms"):
+            head += hint + b","
+        body = msgspec.json.encode(result)
+        if body == b"{}":
+            combined = head + info_meta + b"}"
+        else:
+            combined = head + info_meta + b"," + body[1:]
+        return Codec.encode_result(ident, msgspec.Raw(combined))
 
     # -- sending --------------------------------------------------------------------------
 
@@ -552,7 +733,8 @@ class Connection:
         own). Raises ``ValueError`` for a version this side does not support."""
         if self.role != "server" or self.phase is not Phase.NEW:
             raise ValueError("only a new server connection can skip the handshake")
-        if protocol_version not in self.versions:
+        if protocol_version not in self.versions or protocol_version in MODERN_VERSIONS:
+            # (a stateless version needs no handshake to skip: its requests say what they speak)
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
         self.protocol_version = protocol_version
         self._codec = _shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
@@ -573,10 +755,14 @@ class Connection:
         new.protocol_version = self.protocol_version
         new.delivery = self.delivery
         new.peer = _Peer()
+        new.cache_hints = self.cache_hints
+        new.modern = self.modern
         new._next_id = 0
         new._pending = {}
-        new._in_flight = set()
+        new._in_flight = {}
         new._codec = self._codec
+        new._modern_versions = self._modern_versions
+        new._info_meta = self._info_meta
         return new
 
     # -- client handshake -----------------------------------------------------------------

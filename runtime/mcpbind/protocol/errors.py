@@ -14,15 +14,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONNECTION_CLOSED",
+    "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "McpError",
+    "MissingRequiredClientCapabilityError",
+    "UnsupportedProtocolVersionError",
     "URLElicitationRequiredError",
     "error_from_response",
     "ToolError",
@@ -39,6 +44,12 @@ REQUEST_TIMEOUT: Final = -32001
 CONNECTION_CLOSED: Final = -32000
 # MCP 2025-11-25: the request needs URL mode elicitations completed first.
 URL_ELICITATION_REQUIRED: Final = -32042
+# MCP 2026-07-28 (the range -32020 to -32099 is the specification's): an HTTP header disagrees
+# with the body; the request needs a client capability its ``_meta`` does not declare; the
+# request's protocol version is not one the server speaks.
+HEADER_MISMATCH: Final = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
 
 class McpError(Exception):
@@ -80,9 +91,49 @@ class URLElicitationRequiredError(McpError):
         super().__init__(URL_ELICITATION_REQUIRED, message, data)
 
 
+class UnsupportedProtocolVersionError(McpError):
+    """-32022: the request's protocol version is not one the server speaks; ``supported`` lists
+    those it does (``data.supported``), ``requested`` repeats the one asked for."""
+
+    def __init__(self, requested: str, supported: Sequence[str], message: str | None = None) -> None:
+        self.requested = requested
+        self.supported = list(supported)
+        super().__init__(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            message
+            if message is not None
+            else f"Unsupported protocol version {requested!r}; supported: {', '.join(self.supported)}",
+            {"supported": self.supported, "requested": requested},
+        )
+
+
+class MissingRequiredClientCapabilityError(McpError):
+    """-32021: serving the request needs client capabilities its ``_meta`` did not declare
+    (``data.requiredCapabilities``, as ``ClientCapabilities`` members)."""
+
+    def __init__(self, required: dict[str, Any], message: str | None = None) -> None:
+        self.required = required
+        names = ", ".join(sorted(required))
+        super().__init__(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message if message is not None else f"This request needs the client capabilities: {names}",
+            {"requiredCapabilities": required},
+        )
+
+
 def error_from_response(code: int, message: str, data: Any = UNSET) -> McpError:
     """The exception for an error response: :class:`URLElicitationRequiredError` for -32042 when
     its ``data.elicitations`` are URL mode elicitations, else :class:`McpError`."""
+    if code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(data, dict):
+        supported, requested = data.get("supported"), data.get("requested")
+        if isinstance(supported, list) and all(isinstance(v, str) for v in supported):
+            return UnsupportedProtocolVersionError(
+                requested if isinstance(requested, str) else "", supported, message
+            )
+    if code == MISSING_REQUIRED_CLIENT_CAPABILITY and isinstance(data, dict):
+        required = data.get("requiredCapabilities")
+        if isinstance(required, dict):
+            return MissingRequiredClientCapabilityError(required, message)
     if code == URL_ELICITATION_REQUIRED and isinstance(data, dict):
         from mcpbind.types import ElicitRequestURLParams
 

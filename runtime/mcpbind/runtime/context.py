@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 from msgspec import UNSET
 
 from mcpbind import types
+from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.protocol.wire import RequestId
@@ -50,29 +51,45 @@ class RequestContext(Generic[SendsT]):
     other way round.
     """
 
-    __slots__ = ("_progress_token", "method", "request_id", "session")
+    __slots__ = ("_progress_token", "envelope", "method", "request_id", "session")
 
     def __init__(
-        self, session: Session, request_id: RequestId | None, method: str, progress_token: str | int | None
+        self,
+        session: Session,
+        request_id: RequestId | None,
+        method: str,
+        progress_token: str | int | None,
+        envelope: Envelope | None = None,
     ) -> None:
         self.session = session
         self.request_id = request_id
         self.method = method
         self._progress_token = progress_token
+        # A stateless request's own metadata (version, client capabilities and identity, log
+        # level, a multi round-trip retry's answers); ``None`` in a session's handlers.
+        self.envelope = envelope
 
     @property
     def protocol_version(self) -> str:
+        """The version this request speaks: its own (stateless), else its session's."""
+        if self.envelope is not None:
+            return self.envelope.version
         version = self.session.connection.protocol_version
         assert version is not None
         return version
 
     @property
     def peer_capabilities(self) -> Any:
-        """The client's capabilities (in a server's handler), or the server's (in a client's)."""
+        """The client's capabilities (in a server's handler: those this request declares, or
+        its session's), or the server's (in a client's)."""
+        if self.envelope is not None:
+            return self.envelope.client_capabilities
         return self.session.connection.peer.capabilities
 
     @property
     def peer_info(self) -> types.Implementation | None:
+        if self.envelope is not None:
+            return self.envelope.client_info
         return self.session.connection.peer.info
 
     @property
@@ -141,6 +158,15 @@ class RequestContext(Generic[SendsT]):
             methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
         )
 
+    @property
+    def log_threshold(self) -> types.LoggingLevel | None:
+        """The least severe level of the log messages the client wants from this handler:
+        what a stateless request set in its ``_meta`` (``None``, no log messages, when it set
+        nothing), else what the session set with ``logging/setLevel``."""
+        if self.envelope is not None:
+            return self.envelope.log_level
+        return self.session.log_level
+
     async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
         """``notifications/message`` with ``data`` (any JSON value) at ``level``, one of the
         specification's syslog severities (``"debug"``, ``"info"``, ``"notice"``, ``"warning"``,
@@ -151,7 +177,8 @@ class RequestContext(Generic[SendsT]):
         is sent where no log message can reach the client (see :func:`sends_logs`)."""
         if not sends_logs(self.session):
             return
-        if _log_rank(level) < LOG_LEVELS.index(self.session.log_level):
+        threshold = self.log_threshold
+        if threshold is None or _log_rank(level) < LOG_LEVELS.index(threshold):
             return
         params = types.LoggingMessageNotificationParams(
             level=level, data=data, logger=UNSET if logger is None else logger

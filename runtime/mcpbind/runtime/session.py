@@ -438,7 +438,7 @@ class Session(Sender):
             meta = getattr(event.params, "meta", UNSET)
             token = meta.get("progressToken") if isinstance(meta, dict) else None
             request_context = RequestContext(
-                self, ident, event.method, token if isinstance(token, str | int) else None
+                self, ident, event.method, token if isinstance(token, str | int) else None, event.envelope
             )
             try:
                 run = context.run

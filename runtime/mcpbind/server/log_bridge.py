@@ -51,7 +51,10 @@ class McpLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         session = self.ctx.session
         level = mcp_level(record.levelno)
-        if not self.sends or session.closed or LOG_LEVELS.index(level) < LOG_LEVELS.index(session.log_level):
+        threshold = self.ctx.log_threshold
+        if not self.sends or session.closed or threshold is None:
+            return
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
         try:
             params = types.LoggingMessageNotificationParams(

@@ -19,9 +19,11 @@ from mcpbind.runtime.lifespan import Lifespan
 from mcpbind.runtime.middleware import Middleware
 from mcpbind.runtime.session import Session, Spawn
 from mcpbind.server.broadcast import Broadcasts
+from mcpbind.server.caching import DEFAULT_HINT, CacheHint, encoded_hints
 from mcpbind.server.capabilities import implied_capabilities
 from mcpbind.server.catalog import Catalog
 from mcpbind.server.completion import CompletionFn, completion_handler
+from mcpbind.server.discover import discover_handler
 from mcpbind.server.handler_objects import handlers_of
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
@@ -88,6 +90,13 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
 
     ``middleware``: what sees each request and notification before the handlers, the first
     outermost (see :mod:`mcpbind.runtime.middleware`; :meth:`add_middleware` adds more).
+
+    ``versions``: the protocol versions served, the stateless 2026-07-28 among them by
+    default; every request of a stateless version is served on its own, on the same transports
+    and endpoints as the sessions of the older ones. ``cache`` is the caching hint
+    (``ttlMs``, ``cacheScope``) their cacheable results carry (``server/discover``,
+    ``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list``,
+    ``resources/read``): 0 ms and ``"private"`` by default; ``cache_hints`` sets one per method.
     ``lifespan``: called with the server when it starts serving, an async context manager
     whose value handlers read as ``ctx.lifespan_state`` (see :mod:`mcpbind.runtime.lifespan`
     and :meth:`serving`).
@@ -116,6 +125,8 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         max_queued_bytes: int = 1 << 20,
         middleware: Iterable[Middleware] = (),
         lifespan: Callable[[Server], AbstractAsyncContextManager[Any]] | None = None,
+        cache: CacheHint = DEFAULT_HINT,
+        cache_hints: Mapping[str, CacheHint] | None = None,
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
@@ -127,6 +138,9 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self._sessions = self._broadcasts.sessions
         self._subscriptions = self._broadcasts.subscriptions
         self.request_handlers[methods.LOGGING_SET_LEVEL.method] = self._set_level
+        # Stateless versions: the caching hints of each cacheable result (checked now).
+        self._cache_hints = encoded_hints(cache, cache_hints or {})
+        self.request_handlers["server/discover"] = discover_handler(cache)
         self.info = types.Implementation(
             name=name,
             version=version,
@@ -500,6 +514,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             instructions=self.instructions,
             versions=self.versions,
             delivery=delivery,
+            cache_hints=self._cache_hints,
         )
 
     def session(self, transport: Transport, connection: Connection | None = None) -> Session:
