@@ -410,7 +410,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    parser.add_argument("--stdio", action="store_true", help="serve over stdin and stdout instead of HTTP")
     options = parser.parse_args(argv)
+    if options.stdio:
+        build_server().run_stdio_sync(options.backend)
+        return
     anyio.run(
         lambda: serve_http(build_server(), options.host, options.port, backend=options.backend),
         backend=options.backend,
