@@ -650,10 +650,15 @@ class Connection:
             merged = {**meta, SERVER_INFO: self.info}
             info_meta = b'"_meta":' + msgspec.json.encode(merged)
             result = msgspec.structs.replace(result, meta=UNSET)
-        head = b"{" if hasattr(result, "result_type") else b'{"resultType":"complete",'
-        hint = self.cache_hints.get(method)
-        if hint is not None and not hasattr(result, "ttl_ms"):
-            head += hint + b","
+        if hasattr(result, "result_type"):
+            # Names its own: an InputRequiredResult carries no caching hints (nor does a
+            # result that has its own, as server/discover's).
+            head = b"{"
+        else:
+            head = b'{"resultType":"complete",'
+            hint = self.cache_hints.get(method)
+            if hint is not None and not hasattr(result, "ttl_ms"):
+                head += hint + b","
         body = msgspec.json.encode(result)
         if body == b"{}":
             combined = head + info_meta + b"}"
