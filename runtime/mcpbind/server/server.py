@@ -157,7 +157,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self._cache_hints = encoded_hints(cache, cache_hints or {})
         self.request_handlers["server/discover"] = discover_handler(cache)
         # Multi round-trip requests: how their request states are sealed, how many rounds.
-        self._rounds = RoundsPolicy(
+        self.rounds_policy = RoundsPolicy(
             RequestStateSigner(request_state_key, request_state_ttl), max_input_rounds
         )
         self.info = types.Implementation(
@@ -553,7 +553,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             max_queued_bytes=self.max_queued_bytes,
         )
         session.lifespan = self._lifespan
-        session.rounds_policy = self._rounds
+        session.rounds_policy = self.rounds_policy
         return session
 
     def inline_session(
