@@ -597,3 +597,37 @@ def test_the_signer_checks_its_key_and_binds_what_it_seals() -> None:
     token = signer.seal(state)
     assert signer.open(token, "tools/call", "digest") == state
     assert state.expires == 700
+
+
+async def test_an_ask_from_a_task_of_the_handler_ends_the_round() -> None:
+    server = Server("rounds", "1.0")
+
+    @server.tool()
+    async def busy(ctx: Context) -> str:
+        names: list[str] = []
+        async with anyio.create_task_group() as tg:
+
+            async def ask() -> None:
+                outcome = await elicit_form(ctx, "Name?", Name)
+                names.append(outcome.value.name if outcome.value else "-")
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(anyio.sleep_forever)  # cancelled when the ask ends the round
+            tg.start_soon(ask)
+        return ",".join(names)
+
+    async with raw(server) as rpc:
+        params: dict[str, Any] = {"_meta": meta(), "name": "busy", "arguments": {}}
+        first = (await rpc("tools/call", params))["result"]
+        assert list(first["inputRequests"]) == ["elicitation-1"]
+        done = (
+            await rpc(
+                "tools/call",
+                {
+                    **params,
+                    "inputResponses": {"elicitation-1": NAME_ANSWER},
+                    "requestState": first["requestState"],
+                },
+            )
+        )["result"]
+    assert done["content"] == [{"type": "text", "text": "Ada"}]

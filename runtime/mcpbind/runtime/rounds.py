@@ -22,6 +22,7 @@ retry runs the handler again, which raises it again until the user is done.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -30,6 +31,7 @@ import msgspec
 from msgspec import UNSET
 
 from mcpbind import types
+from mcpbind.exception_groups import only_error
 from mcpbind.protocol.connection import missing_client_capability
 from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import (
@@ -43,6 +45,9 @@ from mcpbind.protocol.errors import (
 from mcpbind.protocol.unions import convert, decode
 from mcpbind.runtime.request_state import Asked, RecordedAnswer, RequestState, RequestStateSigner, digest
 from mcpbind.versions import schema_for
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 
 __all__ = ["ASKING_METHODS", "InputRequired", "Rounds", "RoundsPolicy", "serve_in_rounds"]
 
@@ -122,6 +127,12 @@ async def serve_in_rounds(
         return asked.result
     except URLElicitationRequiredError as required:
         return rounds.ask_url_elicitations(required)
+    except BaseExceptionGroup as group:
+        # Asked from a task of the handler's own task group (which cancelled the others).
+        asked = only_error(group)
+        if isinstance(asked, InputRequired):
+            return asked.result
+        raise
 
 
 class Rounds:
