@@ -129,9 +129,9 @@ async def serve_in_rounds(
         return rounds.ask_url_elicitations(required)
     except BaseExceptionGroup as group:
         # Asked from a task of the handler's own task group (which cancelled the others).
-        asked = only_error(group)
-        if isinstance(asked, InputRequired):
-            return asked.result
+        single = only_error(group)
+        if isinstance(single, InputRequired):
+            return single.result
         raise
 
 
