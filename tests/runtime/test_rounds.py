@@ -19,6 +19,7 @@ import pytest
 from mcpbind import Client, Context, Server, types
 from mcpbind.protocol.errors import URLElicitationRequiredError
 from mcpbind.runtime.request_state import RequestState, RequestStateSigner
+from mcpbind.server.caching import CacheHint
 from mcpbind.server.elicitation import elicit_form, notify_elicitation_complete
 from mcpbind.transports.memory import memory_pair
 from tests.harness import connected
@@ -394,7 +395,7 @@ async def test_too_many_rounds_is_an_error() -> None:
 
 
 async def test_prompts_get_and_resources_read_ask_too() -> None:
-    server = Server("rounds", "1.0")
+    server = Server("rounds", "1.0", cache=CacheHint(ttl_ms=60_000, scope="public"))
 
     @server.prompt()
     async def story(topic: str, ctx: Context) -> str:
@@ -406,7 +407,12 @@ async def test_prompts_get_and_resources_read_ask_too() -> None:
         listed = await ctx.list_roots()
         return ", ".join(root.uri for root in listed.roots)
 
+    @server.resource("test://plain")
+    def plain() -> str:
+        return "asks nothing"
+
     async with raw(server) as rpc:
+        plain_read = (await rpc("resources/read", {"_meta": meta(), "uri": "test://plain"}))["result"]
         prompt_params: dict[str, Any] = {"_meta": meta(), "name": "story", "arguments": {"topic": "owls"}}
         first = (await rpc("prompts/get", prompt_params))["result"]
         assert first["resultType"] == "input_required"
@@ -439,8 +445,10 @@ async def test_prompts_get_and_resources_read_ask_too() -> None:
     assert asked["resultType"] == "input_required"
     assert asked["inputRequests"] == {"roots-1": {"method": "roots/list", "params": {}}}
     assert "ttlMs" not in asked and "cacheScope" not in asked  # not a complete result: no hints
+    # The retry's result depends on the answers: hints that say not to keep it.
     assert read["resultType"] == "complete" and read["ttlMs"] == 0 and read["cacheScope"] == "private"
     assert read["contents"][0]["text"] == "file:///a, file:///b"
+    assert plain_read["ttlMs"] == 60_000 and plain_read["cacheScope"] == "public"
 
 
 async def test_other_methods_may_not_ask() -> None:
