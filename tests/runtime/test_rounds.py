@@ -6,6 +6,7 @@ The same handlers serve a 2025 session with real requests mid-call."""
 from __future__ import annotations
 
 import base64
+import contextvars
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,7 +18,7 @@ import msgspec
 import pytest
 
 from mcpbind import Client, Context, Server, types
-from mcpbind.protocol.errors import URLElicitationRequiredError
+from mcpbind.protocol.errors import McpError, URLElicitationRequiredError
 from mcpbind.runtime.request_state import RequestState, RequestStateSigner
 from mcpbind.server.caching import CacheHint
 from mcpbind.server.elicitation import elicit_form, notify_elicitation_complete
@@ -203,7 +204,7 @@ def _tampered(state: str) -> str:
     """The state with its answers changed, re-encoded but not re-signed."""
     prefix, body, mac = state.split(".")
     decoded = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    decoded[2] = 0  # the round
+    decoded[3] = 0  # the round
     new_body = base64.urlsafe_b64encode(json.dumps(decoded).encode()).rstrip(b"=").decode()
     return f"{prefix}.{new_body}.{mac}"
 
@@ -601,9 +602,12 @@ def test_the_signer_checks_its_key_and_binds_what_it_seals() -> None:
     with pytest.raises(ValueError, match="max_input_rounds"):
         Server("s", "1", max_input_rounds=0)
     signer = RequestStateSigner(secrets.token_bytes(32), clock=lambda: 100.0)
-    state = RequestState("tools/call", "digest", 1, signer.expiry(), [])
+    state = RequestState("tools/call", "digest", "", 1, signer.expiry(), [])
     token = signer.seal(state)
     assert signer.open(token, "tools/call", "digest") == state
+    with pytest.raises(McpError, match="another user") as refused:
+        signer.open(token, "tools/call", "digest", "someone")
+    assert refused.value.data == {"reason": "principal"}
     assert state.expires == 700
 
 
@@ -639,3 +643,22 @@ async def test_an_ask_from_a_task_of_the_handler_ends_the_round() -> None:
             )
         )["result"]
     assert done["content"] == [{"type": "text", "text": "Ada"}]
+
+
+async def test_a_request_state_is_bound_to_the_user_it_was_issued_to() -> None:
+    user: contextvars.ContextVar[str] = contextvars.ContextVar("user")
+    server, _ = greeting_server(request_state_principal=lambda ctx: user.get())
+    # The server runs its handlers in copies of the context it was started in (as an ASGI
+    # server in that of the HTTP request, where authentication would set who it is).
+    user.set("alice")
+    async with raw(server) as rpc:
+        state = await _first_state(rpc)
+    user.set("mallory")
+    async with raw(server) as rpc:
+        error = (await rpc("tools/call", _retry(state)))["error"]
+    user.set("alice")
+    async with raw(server) as rpc:
+        result = (await rpc("tools/call", _retry(state)))["result"]
+    assert error["code"] == -32602 and error["data"] == {"reason": "principal"}
+    assert "another user" in error["message"]
+    assert result["inputRequests"].keys() == {"sampling-2"}

@@ -4,8 +4,8 @@ carries from one round of a request to the next through the client, sealed with 
 The client echoes the token back unchanged on its retry, possibly to another worker: it holds
 everything the server needs (the answers received so far), and it is attacker-controlled
 input. So the token is signed with HMAC-SHA256 under a key of the server's, and it binds the
-request it was issued for (the method and a digest of the params that matter), the round
-number and an expiry; a token that fails any check is refused with -32602 naming the reason
+request it was issued for (the method and a digest of the params that matter), the user it
+was issued to (when the server says who that is), the round number and an expiry; a token that fails any check is refused with -32602 naming the reason
 (``data.reason``). The token is readable by whoever holds it (base64url of JSON), not
 encrypted: it carries only what the client itself answered.
 
@@ -68,13 +68,15 @@ class Asked(msgspec.Struct, array_like=True, frozen=True):
 
 class RequestState(msgspec.Struct, array_like=True, frozen=True):
     """What a token holds: the request it belongs to (``method``, ``params``: a digest of its
-    params), how many rounds ended with input required (``round``), until when (``expires``,
+    params) and whose it is (``principal``: a digest of who asked, ``""`` when the server does
+    not tell users apart), how many rounds ended with input required (``round``), until when (``expires``,
     Unix seconds), the answers in the order the handler asked for them, and what was asked
     last (``None`` when the round asked for nothing a later call takes, as for URL mode
     elicitations required by an error)."""
 
     method: str
     params: str
+    principal: str
     round: int
     expires: int
     answers: list[RecordedAnswer]
@@ -148,11 +150,11 @@ class RequestStateSigner:
         body = _ENCODER.encode(state)
         return _PREFIX + _b64(body) + "." + _b64(self._mac(body))
 
-    def open(self, token: str, method: str, params: str) -> RequestState:
+    def open(self, token: str, method: str, params: str, principal: str = "") -> RequestState:
         """The state in ``token``, checked: signed with this signer's key, not expired, issued
-        for ``method`` with params of digest ``params``. :class:`McpError` -32602 naming the
-        reason otherwise (``data.reason``: ``"format"``, ``"malformed"``, ``"signature"``,
-        ``"expired"`` or ``"request"``)."""
+        for ``method`` with params of digest ``params``, to ``principal``. :class:`McpError`
+        -32602 naming the reason otherwise (``data.reason``: ``"format"``, ``"malformed"``,
+        ``"signature"``, ``"expired"``, ``"request"`` or ``"principal"``)."""
         if not token.startswith(_PREFIX):
             head = token.partition(".")[0]
             if head[:1] == "m" and head[1:].isdigit():
@@ -184,4 +186,6 @@ class RequestStateSigner:
                 f"it was issued for another request ({state.method} with other params); a "
                 "requestState is valid only on a retry of the request it came with",
             )
+        if not hmac.compare_digest(state.principal, principal):
+            raise _refuse("principal", "it was issued to another user")
         return state

@@ -78,11 +78,15 @@ class InputRequired(BaseException):
 
 @dataclass(frozen=True, slots=True)
 class RoundsPolicy:
-    """A server's rules for multi round-trip requests: the ``signer`` of its request states
-    and at most ``max_rounds`` rounds ending with input required per request."""
+    """A server's rules for multi round-trip requests: the ``signer`` of its request states,
+    at most ``max_rounds`` rounds ending with input required per request, and ``principal``,
+    which tells who sends a request (from its context: an authenticated user's id, say;
+    ``None`` for nobody in particular), so that a request state issued to one user is refused
+    to another."""
 
     signer: RequestStateSigner = field(default_factory=RequestStateSigner)
     max_rounds: int = 8
+    principal: Callable[[Any], str | None] | None = None
 
     def __post_init__(self) -> None:
         if self.max_rounds < 1:
@@ -118,9 +122,10 @@ async def serve_in_rounds(
     ``requestState`` is checked first (:class:`McpError` -32602 when it is refused)."""
     envelope = ctx.envelope
     assert envelope is not None
-    rounds = ctx.rounds = Rounds(
-        policy if policy is not None else default_policy(), ctx.method, params, envelope
-    )
+    if policy is None:
+        policy = default_policy()
+    who = policy.principal(ctx) if policy.principal is not None else None
+    rounds = ctx.rounds = Rounds(policy, ctx.method, params, envelope, who)
     try:
         return await handler(params, ctx)
     except InputRequired as asked:
@@ -146,12 +151,16 @@ class Rounds:
         "_method",
         "_params",
         "_policy",
+        "_principal",
         "_round",
         "_version",
     )
 
-    def __init__(self, policy: RoundsPolicy, method: str, params: Any, envelope: Envelope) -> None:
+    def __init__(
+        self, policy: RoundsPolicy, method: str, params: Any, envelope: Envelope, principal: str | None = None
+    ) -> None:
         self._policy = policy
+        self._principal = digest(principal.encode("utf-8", "surrogatepass")) if principal else ""
         self._method = method
         self._params = params
         self._version = envelope.version
@@ -170,7 +179,7 @@ class Rounds:
                     {"reason": "missing"},
                 )
             return
-        state = policy.signer.open(token, method, self.params_digest)
+        state = policy.signer.open(token, method, self.params_digest, self._principal)
         self._round = state.round
         self._answers = list(state.answers)
         asked = state.asked
@@ -254,7 +263,13 @@ class Rounds:
                 f"allows (Server(max_input_rounds={policy.max_rounds})); not asking again",
             )
         state = RequestState(
-            self._method, self.params_digest, self._round + 1, policy.signer.expiry(), self._answers, asked
+            self._method,
+            self.params_digest,
+            self._principal,
+            self._round + 1,
+            policy.signer.expiry(),
+            self._answers,
+            asked,
         )
         schema = schema_for(self._version)
         return schema.InputRequiredResult(

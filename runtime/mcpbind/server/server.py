@@ -108,7 +108,10 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     bytes): give every worker serving the same clients the same key. ``None``: a random key
     made once per process, which no other worker (nor this one after a restart) accepts.
     A request state expires ``request_state_ttl`` seconds after it is issued; a request may
-    end with input required at most ``max_input_rounds`` times.
+    end with input required at most ``max_input_rounds`` times. ``request_state_principal``:
+    who sends a request, from its context (an authenticated user's id, say, read from what
+    the ASGI authentication set): a request state issued to one is refused to another.
+
     ``lifespan``: called with the server when it starts serving, an async context manager
     whose value handlers read as ``ctx.lifespan_state`` (see :mod:`mcpbind.runtime.lifespan`
     and :meth:`serving`).
@@ -142,6 +145,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         request_state_key: bytes | None = None,
         request_state_ttl: float = 600.0,
         max_input_rounds: int = 8,
+        request_state_principal: Callable[[RequestContext], str | None] | None = None,
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
@@ -158,7 +162,9 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self.request_handlers["server/discover"] = discover_handler(cache)
         # Multi round-trip requests: how their request states are sealed, how many rounds.
         self.rounds_policy = RoundsPolicy(
-            RequestStateSigner(request_state_key, request_state_ttl), max_input_rounds
+            RequestStateSigner(request_state_key, request_state_ttl),
+            max_input_rounds,
+            request_state_principal,
         )
         self.info = types.Implementation(
             name=name,
