@@ -17,6 +17,8 @@ from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import HandlerRegistry
 from mcpbind.runtime.lifespan import Lifespan
 from mcpbind.runtime.middleware import Middleware
+from mcpbind.runtime.request_state import RequestStateSigner
+from mcpbind.runtime.rounds import RoundsPolicy
 from mcpbind.runtime.session import Session, Spawn
 from mcpbind.server.broadcast import Broadcasts
 from mcpbind.server.caching import DEFAULT_HINT, CacheHint, encoded_hints
@@ -97,6 +99,19 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     (``ttlMs``, ``cacheScope``) their cacheable results carry (``server/discover``,
     ``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list``,
     ``resources/read``): 0 ms and ``"private"`` by default; ``cache_hints`` sets one per method.
+
+    Multi round-trip requests (2026-07-28): a handler of ``tools/call``, ``prompts/get`` or
+    ``resources/read`` that asks the client something (``ctx.elicit``...) on a stateless
+    request ends the round with an ``InputRequiredResult``, and is run again from the start
+    when the client retries with the answers (see :mod:`mcpbind.runtime.rounds`). Its
+    ``requestState`` is signed (HMAC-SHA256) with ``request_state_key`` (at least 32 random
+    bytes): give every worker serving the same clients the same key. ``None``: a random key
+    made once per process, which no other worker (nor this one after a restart) accepts.
+    A request state expires ``request_state_ttl`` seconds after it is issued; a request may
+    end with input required at most ``max_input_rounds`` times. ``request_state_principal``:
+    who sends a request, from its context (an authenticated user's id, say, read from what
+    the ASGI authentication set): a request state issued to one is refused to another.
+
     ``lifespan``: called with the server when it starts serving, an async context manager
     whose value handlers read as ``ctx.lifespan_state`` (see :mod:`mcpbind.runtime.lifespan`
     and :meth:`serving`).
@@ -127,6 +142,10 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         lifespan: Callable[[Server], AbstractAsyncContextManager[Any]] | None = None,
         cache: CacheHint = DEFAULT_HINT,
         cache_hints: Mapping[str, CacheHint] | None = None,
+        request_state_key: bytes | None = None,
+        request_state_ttl: float = 600.0,
+        max_input_rounds: int = 8,
+        request_state_principal: Callable[[RequestContext], str | None] | None = None,
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
@@ -141,6 +160,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         # Stateless versions: the caching hints of each cacheable result (checked now).
         self._cache_hints = encoded_hints(cache, cache_hints or {})
         self.request_handlers["server/discover"] = discover_handler(cache)
+        # Multi round-trip requests: how their request states are sealed, how many rounds.
+        self.rounds_policy = RoundsPolicy(
+            RequestStateSigner(request_state_key, request_state_ttl),
+            max_input_rounds,
+            request_state_principal,
+        )
         self.info = types.Implementation(
             name=name,
             version=version,
@@ -534,6 +559,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             max_queued_bytes=self.max_queued_bytes,
         )
         session.lifespan = self._lifespan
+        session.rounds_policy = self.rounds_policy
         return session
 
     def inline_session(
