@@ -160,7 +160,7 @@ class Listeners:
 
     async def close(self, session: Session | None = None, *, timeout: float = 1.0) -> None:
         """:meth:`end` the streams of ``session`` (or all) and wait, up to ``timeout`` seconds,
-        for them to have sent their results."""
+        for them to have sent their results (each stream sends its own)."""
         ended = self.end(session)
         if not ended:
             return
@@ -235,11 +235,18 @@ class Listeners:
                 listener.wake = None
             if listener.dropped:
                 log.info("listen stream %r dropped %d changes in all", ident, listener.dropped)
+            # The stream answers itself, so that whoever waits for its end (see close) knows
+            # the answer went out; the session then has nothing left to send for it.
+            result = modern.SubscriptionsListenResult(meta=meta)
+            connection = session.connection
+            data = connection.respond(ident, connection.spec_of(ctx.method), result)
+            if data is not None:
+                await session.send(data, ident, True)
         finally:
             self.listeners.discard(listener)
             if listener.ended is not None:
                 listener.ended.set()
-        return modern.SubscriptionsListenResult(meta=meta)
+        return result
 
 
 def _notification(method: str, uri: str, meta: dict[str, Any]) -> bytes:
