@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -126,9 +127,9 @@ class Peer:
             others.append(message)
 
     async def call(
-        self, ident: RequestId, name: str, **arguments: Any
+        self, ident: RequestId, tool: str, /, **arguments: Any
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        await self.request(ident, "tools/call", {"name": name, "arguments": arguments})
+        await self.request(ident, "tools/call", {"name": tool, "arguments": arguments})
         return await self.until(ident)
 
 
@@ -571,3 +572,25 @@ async def test_methods_the_stateless_protocol_dropped_are_refused(
         await peer.request(2, method, params, meta=None)
         _, answer = await peer.until(2)
         assert answer["error"]["code"] == METHOD_NOT_FOUND, answer
+
+
+async def test_the_everything_demo_tells_a_listener_of_a_new_note() -> None:
+    from examples.everything import server as everything
+
+    async with serving(everything) as peer:
+        ack = await peer.listen("notes", resourceSubscriptions=["notes://index"], toolsListChanged=True)
+        assert ack["params"]["notifications"] == {
+            "toolsListChanged": True,
+            "resourceSubscriptions": ["notes://index"],
+        }
+        # (the demo's notes are the module's: a name no other test wrote)
+        others, _ = await peer.call(1, "write_note", name=f"listen-{uuid.uuid4()}", text="heard")
+        if not others:
+            others.append(await peer.receive(CHANGE_TIMEOUT))
+        assert others == [
+            {
+                "jsonrpc": "2.0",
+                "method": UPDATED,
+                "params": {"_meta": {SUBSCRIPTION_ID: "notes"}, "uri": "notes://index"},
+            }
+        ]
