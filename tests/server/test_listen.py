@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 from examples.conformance_server import ADDED_TOOL_PREFIX, WATCHED_URI, build_server
-from mcpbind.protocol.errors import METHOD_NOT_FOUND
+from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
 from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.context import RequestContext
 from mcpbind.server.listen import Listener
@@ -335,6 +335,27 @@ def test_a_stream_that_is_not_read_keeps_a_bounded_backlog(caplog: pytest.LogCap
     assert list(listener.pending) == [(UPDATED, "test://2"), (UPDATED, "test://3"), (UPDATED, "test://4")]
     assert listener.dropped == 3
     assert len([r for r in caplog.records if "dropping" in r.getMessage()]) == 1
+
+
+async def test_a_connection_may_hold_half_its_request_places_as_streams() -> None:
+    server = Server("small", "1.0", max_concurrent_requests=4)
+
+    @server.tool()
+    def noop() -> str:
+        return "ok"
+
+    async with serving(server) as peer:
+        await peer.listen(1, toolsListChanged=True)
+        await peer.listen(2, toolsListChanged=True)
+        await peer.request(3, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+        _, refused = await peer.until(3)
+        assert refused["error"]["code"] == INTERNAL_ERROR
+        assert "Too many listen streams" in refused["error"]["message"]
+        # The connection is still served; a stream cancelled frees its place.
+        _, answer = await peer.call(4, "noop")
+        assert answer["result"]["content"] == [{"type": "text", "text": "ok"}]
+        await peer.cancel(1)
+        await peer.listen(5, toolsListChanged=True)
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ Publishing (:meth:`Listeners.publish`) never waits: each listener keeps the chan
 sent yet, at most once each (a second ``tools/list_changed`` before the first went out says
 nothing more), and at most ``max_backlog`` of them, past which the oldest are dropped with a
 warning (a client that does not read holds nothing back and costs bounded memory).
+
+A stream holds one of its session's ``max_concurrent_requests`` places while it is open: a
+connection may have at most half of them as streams (further listen requests are refused),
+so that its other requests are still served.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from msgspec import UNSET
 
 from mcpbind import types
 from mcpbind.protocol.envelope import SUBSCRIPTION_ID
-from mcpbind.protocol.errors import INVALID_REQUEST, McpError
+from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.runtime.context import RequestContext
 from mcpbind.versions import LATEST_VERSION, schema_for
@@ -203,9 +207,23 @@ class Listeners:
         ident = ctx.request_id
         if ident is None:  # pragma: no cover - a request always has an id
             raise McpError(INVALID_REQUEST, "subscriptions/listen needs a request id")
-        if not session.connection.delivery.related:
+        connection = session.connection
+        if not connection.delivery.related:
             raise McpError(
                 INVALID_REQUEST, "This transport cannot carry a listen stream (no messages before a response)"
+            )
+        limit = max(1, session.max_concurrent_requests // 2)
+        # (a stream the client cancelled counts no more, even before its task has unwound)
+        open_streams = sum(
+            1
+            for listener in self.listeners
+            if listener.session is session and connection.envelope_of(listener.subscription_id) is not None
+        )
+        if open_streams >= limit:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Too many listen streams on this connection (limit {limit}, half of the requests "
+                "it may have running); cancel one, or listen for more on one stream",
             )
         modern = self._modern
         kinds, uris = self.honoured(params.notifications, ctx)
@@ -238,7 +256,6 @@ class Listeners:
             # The stream answers itself, so that whoever waits for its end (see close) knows
             # the answer went out; the session then has nothing left to send for it.
             result = modern.SubscriptionsListenResult(meta=meta)
-            connection = session.connection
             data = connection.respond(ident, connection.spec_of(ctx.method), result)
             if data is not None:
                 await session.send(data, ident, True)
