@@ -615,3 +615,22 @@ async def test_the_everything_demo_tells_a_listener_of_a_new_note() -> None:
                 "params": {"_meta": {SUBSCRIPTION_ID: "notes"}, "uri": "notes://index"},
             }
         ]
+
+
+async def test_a_stateless_handler_telling_its_client_of_a_change_sends_no_plain_notification() -> None:
+    server = Server("by-hand", "1.0")
+
+    @server.tool()
+    async def touch(ctx: RequestContext) -> str:
+        await ctx.send_tool_list_changed()
+        await ctx.send_prompt_list_changed()
+        await ctx.send_resource_list_changed()
+        await ctx.send_resource_updated("test://x")
+        return "touched"
+
+    async with serving(server) as peer:
+        others, answer = await peer.call(1, "touch")
+        assert answer["result"]["content"] == [{"type": "text", "text": "touched"}]
+        await peer.request(2, "tools/list")
+        more, _ = await peer.until(2)
+        assert others + more == []
