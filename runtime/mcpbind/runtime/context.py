@@ -184,18 +184,29 @@ class RequestContext(Generic[SendsT]):
         await self.session.notify(spec, params, related=self.request_id)
 
     async def send_tool_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
+        """Tell this session's client that the tool list changed (``send_prompt_list_changed``,
+        ``send_resource_list_changed`` and ``send_resource_updated`` likewise). Nothing is sent
+        for a stateless request: such a client hears of changes only on the
+        ``subscriptions/listen`` streams it asked for them on, which :meth:`Server.tools_changed
+        <mcpbind.server.server.Server.tools_changed>` (and the like) reach."""
+        if self.envelope is None:
+            await self.session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
 
     async def send_prompt_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, types.NotificationParams())
+        if self.envelope is None:
+            await self.session.notify(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, types.NotificationParams())
 
     async def send_resource_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED, types.NotificationParams())
+        if self.envelope is None:
+            await self.session.notify(
+                methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED, types.NotificationParams()
+            )
 
     async def send_resource_updated(self, uri: str) -> None:
-        await self.session.notify(
-            methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
-        )
+        if self.envelope is None:
+            await self.session.notify(
+                methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
+            )
 
     @property
     def log_threshold(self) -> types.LoggingLevel | None:

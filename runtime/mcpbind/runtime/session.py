@@ -148,6 +148,7 @@ class Session(Sender):
         "max_concurrent_requests",
         "max_pending_requests",
         "notification_handlers",
+        "on_input_end",
         "request_handlers",
         "rounds_policy",
         "shutdown_grace_period",
@@ -216,6 +217,9 @@ class Session(Sender):
         # The server's rules for multi round-trip requests (its request state key...); None:
         # the defaults, with this process's random key.
         self.rounds_policy: RoundsPolicy | None = None
+        # Called with the session when the peer closed its side (the end of input) and the
+        # handlers still running may finish: a server ends its listen streams then.
+        self.on_input_end: Callable[[Session], None] | None = None
 
     # -- state ----------------------------------------------------------------------------
 
@@ -335,6 +339,8 @@ class Session(Sender):
         self._workers.wind_down()
         if self._notifications is not None:
             self._notifications.close()
+        if self.on_input_end is not None:
+            self.on_input_end(self)
 
     async def _expire(self, workers: anyio.CancelScope) -> None:
         """After ``shutdown_grace_period`` seconds from the end of input: the requests still

@@ -27,6 +27,7 @@ from mcpbind.server.catalog import Catalog
 from mcpbind.server.completion import CompletionFn, completion_handler
 from mcpbind.server.discover import discover_handler
 from mcpbind.server.handler_objects import handlers_of
+from mcpbind.server.listen import Listeners
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -115,6 +116,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     ``lifespan``: called with the server when it starts serving, an async context manager
     whose value handlers read as ``ctx.lifespan_state`` (see :mod:`mcpbind.runtime.lifespan`
     and :meth:`serving`).
+
+    Stateless clients learn of list changes and resource updates on ``subscriptions/listen``
+    streams (see :mod:`mcpbind.server.listen`), never from plain notifications; each stream
+    keeps up to ``max_listen_backlog`` changes it could not send yet (then drops the oldest).
+    Streams end with a result when their session's input ends, the session is ended, or the
+    server stops serving (:meth:`end_listen_streams`).
     """
 
     def __init__(
@@ -146,12 +153,14 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         request_state_ttl: float = 600.0,
         max_input_rounds: int = 8,
         request_state_principal: Callable[[RequestContext], str | None] | None = None,
+        max_listen_backlog: int = 1024,
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
         # The tools, resources and prompts of the decorators, and the handlers answering from them.
         self._catalog = Catalog(page_size=page_size, max_uri_length=max_uri_length)
-        self._broadcasts = Broadcasts(self._catalog.check_uri)
+        self._listeners = Listeners(self._catalog.check_uri, max_backlog=max_listen_backlog)
+        self._broadcasts = Broadcasts(self._catalog.check_uri, self._listeners)
         # The broadcasts' own set and dict (never replaced): the sessions served, each one's
         # subscribed URIs.
         self._sessions = self._broadcasts.sessions
@@ -166,6 +175,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             max_input_rounds,
             request_state_principal,
         )
+        self.request_handlers["subscriptions/listen"] = self._listeners.listen
         self.info = types.Implementation(
             name=name,
             version=version,
@@ -560,6 +570,7 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         )
         session.lifespan = self._lifespan
         session.rounds_policy = self.rounds_policy
+        session.on_input_end = self._listeners.end_session
         return session
 
     def inline_session(
@@ -582,9 +593,18 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
 
     async def end_session(self, session: Session) -> None:
         """End a session made by :meth:`inline_session`: its handlers are cancelled, its
-        transport closed, and the server forgets it."""
+        transport closed, and the server forgets it. Its listen streams end first, with a result
+        (for up to a second)."""
         self._broadcasts.forget(session)
+        await self._listeners.close(session)
         await session.end()
+
+    async def end_listen_streams(self, timeout: float = 1.0) -> None:
+        """End every open ``subscriptions/listen`` stream gracefully: each sends what it has
+        pending, then its result; waits up to ``timeout`` seconds for them. :meth:`serving`
+        does this when it ends; a host that ends sessions itself does it first."""
+        with anyio.CancelScope(shield=True):
+            await self._listeners.close(timeout=timeout)
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
@@ -595,8 +615,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         if self._lifespan is None:
             yield
             return
-        async with self._lifespan.serving():
-            yield
+        try:
+            async with self._lifespan.serving():
+                yield
+        finally:
+            if not self._lifespan.running:  # the lifespan ended: so do the listen streams left
+                await self.end_listen_streams()
 
     async def run(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes the connection and the requests it
