@@ -60,10 +60,16 @@ class StreamableHTTPApp(Generic[ServerT]):
     :class:`mcpbind.server.server.Server`, or anything else that is a
     :class:`~mcpbind.transports.http.endpoint.ServerEndpoint`.
 
+    Requests of MCP 2026-07-28 (the stateless protocol) are served next to the sessions of the
+    earlier versions, with no session whatever the options (see
+    :mod:`~mcpbind.transports.http.server.modern`).
+
     Options:
 
     * ``path``: the MCP endpoint (other paths get 404).
-    * ``json_response``: answer requests with ``application/json`` instead of SSE.
+    * ``json_response``: answer requests with ``application/json`` instead of SSE (2026-07-28:
+      even those whose handlers send progress or log messages, which are then dropped; a
+      ``subscriptions/listen`` is answered with a stream all the same).
     * ``stateless``: no sessions (see :mod:`~mcpbind.transports.http.server`).
     * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not;
       what the server declares and can send then shrinks: see :mod:`~mcpbind.transports.http.server`).

@@ -87,7 +87,9 @@ _ANSWER = msgspec.json.Decoder(_Answer)
 
 def status_of(response: bytes) -> int:
     """The HTTP status of a JSON answer ``response`` (see :data:`ERROR_STATUS`)."""
-    if b'"error":{' not in response:  # (unescaped quotes: only a member's name can be this)
+    # A result's member follows the id, which is short as a rule: most answers are told apart
+    # in their first bytes. (Unescaped quotes: only a member's name can be either.)
+    if b'"result":' in response[:96] or b'"error":{' not in response:
         return 200
     try:
         error = _ANSWER.decode(response).error
