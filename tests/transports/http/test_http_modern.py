@@ -506,3 +506,15 @@ def test_header_values() -> None:
     assert decode_header_value("caf\xe9".encode("latin-1")) is None  # not visible ASCII
     assert decode_header_value(b"=?base64?SGVsbG9=?=") is None  # not canonical (trailing bits)
     assert decode_header_value(b"=?base64?/w==?=") is None  # not UTF-8
+
+
+async def test_served_without_a_lifespan(anyio_backend: str) -> None:
+    """Hosts that run no ASGI lifespan: each 2026-07-28 request brings its own task group."""
+    app = StreamableHTTPApp(modern_server())
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        response, [answer] = await send(client, call(1, "nap"))
+        assert response.status_code == 200
+        assert answer["result"]["content"][0]["text"] == "rested"
+        response, messages = await send(client, call(2, "progress", {"steps": 1}, progressToken=1))
+        assert [m.get("method") for m in messages] == ["notifications/progress", None]
