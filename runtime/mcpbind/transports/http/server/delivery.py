@@ -63,7 +63,7 @@ def stateless_protocol_delivery(*, json_response: bool) -> Delivery:
         unrelated=True,
         related=not json_response,
         answers=False,
-        mode="the stateless protocol (2026-07-28)",
+        mode="the stateless protocol",
         why="each request is answered on its own and the client answers no request of the server's",
         remedy="ask for the client's input in the result instead (an input-required result)",
     )

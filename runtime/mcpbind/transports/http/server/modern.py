@@ -210,7 +210,10 @@ class ModernPosts:
             if isinstance(ident, UnsetType):
                 peek_message(body)  # refuses a message that is neither
             raise HttpError(
-                400, INVALID_REQUEST, "Invalid request: a 2026-07-28 client sends no responses", None
+                400,
+                INVALID_REQUEST,
+                "Invalid request: a client of the stateless protocol sends no responses",
+                None,
             )
         if isinstance(ident, UnsetType):
             await send_empty(send, 202, EMPTY)  # no notification from the client acts over HTTP
