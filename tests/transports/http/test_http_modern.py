@@ -518,3 +518,26 @@ async def test_served_without_a_lifespan(anyio_backend: str) -> None:
         assert answer["result"]["content"][0]["text"] == "rested"
         response, messages = await send(client, call(2, "progress", {"steps": 1}, progressToken=1))
         assert [m.get("method") for m in messages] == ["notifications/progress", None]
+
+
+async def test_stopping_the_app_ends_a_listen_stream(anyio_backend: str) -> None:
+    probe = Probe()
+    app = StreamableHTTPApp(modern_server(probe))
+    transport = httpx.ASGITransport(app=app)
+    answered: list[httpx.Response] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        message = rpc(1, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+
+        async def listen() -> None:
+            answered.append(await client.post("/mcp", json=message, headers=heads(message)))
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                async with app.run():
+                    tg.start_soon(listen)
+                    await probe.started.wait()
+                await probe.cancelled.wait()  # the app stopped: the handler is cancelled
+    [response] = answered
+    assert response.headers["content-type"] == "text/event-stream"
+    methods = [m.get("method") for m in answers(response)]
+    assert methods == ["notifications/tools/list_changed"] * 2  # and no response: it was cut short

@@ -137,6 +137,18 @@ class StatelessProtocolTransport(HttpSessionTransport):
         await stream.put(("", encode_event(message), kind))
 
 
+class _Writer(Helper):
+    """The helper task answering a request whose handler waits (see :meth:`ModernPosts.sse`):
+    whether it started the response, and the client went away."""
+
+    __slots__ = ("gone", "started")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gone = Flag()
+        self.started = False
+
+
 async def _send_json(send: Send, body: bytes) -> None:
     await send(
         {
@@ -246,7 +258,8 @@ class ModernPosts:
                 await self._answer(Post(state, ident, body, receive, send, False, tg.start_soon), listen)
         finally:
             if listen:
-                await self.server.end_session(session)
+                with anyio.CancelScope(shield=True):
+                    await self.server.end_session(session)
 
     async def _answer(self, post: Post, listen: bool) -> None:
         if self.json_response and not listen:
@@ -263,12 +276,12 @@ class ModernPosts:
         transport = state.transport
         stream = transport.open_stream(ident)
         items = stream.collect()
-        helper: Helper | None = None
+        helper: _Writer | None = None
         queue: SseQueue | None = None
 
         def on_suspend() -> None:
             nonlocal helper, queue
-            helper = Helper()
+            helper = _Writer()
             queue = stream.to_queue(items)
             spawn(self._write, state, stream, queue, receive, send, helper)
 
@@ -278,6 +291,11 @@ class ModernPosts:
                 if queue is not None and not stream.finished:
                     stream.release(queue)  # no response is coming (cancelled): the stream ends
                 await helper.done.wait()
+                if not helper.ended and not helper.gone.set:  # the helper was stopped (the app stops)
+                    if helper.started:
+                        await end(send)
+                    else:
+                        raise HttpError(503, INTERNAL_ERROR, "The server is stopping", ident)
                 return
         except BaseException:
             if queue is not None:
@@ -305,29 +323,30 @@ class ModernPosts:
         queue: SseQueue | None,
         receive: Receive,
         send: Send,
-        helper: Helper,
+        helper: _Writer,
     ) -> None:
         """Answer a request whose handler waits for something, while it runs in the POST's
         task: JSON if its response comes first and soon, else an SSE stream of what it sends,
-        kept alive while it is silent, ended after its response. The client going away
-        cancels the request."""
-        gone = Flag()
+        kept alive while it is silent, ended after its response. The client going away (or
+        the app stopping) cancels the request."""
         try:
             with helper.scope:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, gone)
-                    await self._stream(stream, queue, send)
+                    tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, helper.gone)
+                    await self._stream(stream, queue, send, helper)
                     tg.cancel_scope.cancel()
         finally:
             if queue is not None:
                 stream.release(queue)
             state.transport.forget(stream)
-            if gone.set and not stream.finished and stream.request_id is not None:
+            if not stream.finished and stream.request_id is not None:
+                # The client went away, or the app stops (its task group is cancelled): nobody
+                # gets the answer any more.
                 state.transport.drop_route(stream.request_id)
                 state.session.cancel_received(stream.request_id)
             helper.done.set()
 
-    async def _stream(self, stream: SseStream, queue: SseQueue | None, send: Send) -> None:
+    async def _stream(self, stream: SseStream, queue: SseQueue | None, send: Send, helper: _Writer) -> None:
         first = None
         if queue is not None:
             with anyio.move_on_after(math.inf if self.keepalive is None else self.keepalive):
@@ -335,8 +354,10 @@ class ModernPosts:
                     first = await queue.receive()
                 except anyio.EndOfStream:
                     queue = None
+        helper.started = True
         if first is not None and first[2] == FINAL and stream.response is not None:
             await _send_json(send, stream.response)
+            helper.ended = True
             return
         if first is None and queue is None:  # cancelled before it sent anything
             body = Codec.encode_error(
@@ -344,9 +365,11 @@ class ModernPosts:
             )
             await send({"type": "http.response.start", "status": 500, "headers": [JSON_CONTENT_TYPE]})
             await send({"type": "http.response.body", "body": body})
+            helper.ended = True
             return
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await write(send, PING if first is None else first[1])
         if (first is None or first[2] == MESSAGE) and queue is not None:
             await pump(queue, send, set(), self.keepalive)
         await end(send)
+        helper.ended = True
