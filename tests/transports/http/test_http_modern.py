@@ -541,3 +541,19 @@ async def test_stopping_the_app_ends_a_listen_stream(anyio_backend: str) -> None
     assert response.headers["content-type"] == "text/event-stream"
     methods = [m.get("method") for m in answers(response)]
     assert methods == ["notifications/tools/list_changed"] * 2  # and no response: it was cut short
+
+
+async def test_cors_preflights_allow_the_mirrored_headers(anyio_backend: str) -> None:
+    app = StreamableHTTPApp(modern_server(), cors_origins=["https://app.example"])
+    async with in_process(app) as client:
+        response = await client.options(
+            "/mcp",
+            headers={
+                "origin": "https://app.example",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type, mcp-method, mcp-name, Mcp-Param-Region",
+            },
+        )
+        assert response.status_code == 204
+        allowed = {h.strip().lower() for h in response.headers["access-control-allow-headers"].split(",")}
+        assert {"content-type", "mcp-method", "mcp-name", "mcp-param-region"} <= allowed
