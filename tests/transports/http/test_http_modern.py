@@ -6,18 +6,22 @@ the client going away, and any app instance answering any request."""
 from __future__ import annotations
 
 import base64
+import inspect
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx
+import msgspec
 import pytest
 
 from mcpbind.protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 from mcpbind.runtime.context import RequestContext
 from mcpbind.schema import v2025_11_25 as types
+from mcpbind.server.elicitation import elicit_form
 from mcpbind.server.server import Server
 from mcpbind.transports.http.header_values import decode_header_value, encode_header_value
 from mcpbind.transports.http.param_headers import param_headers
@@ -408,6 +412,57 @@ async def test_any_app_instance_answers_any_request(anyio_backend: str) -> None:
             assert response.status_code == 200, response.text
             assert answered[-1]["id"] == message["id"]
             assert "result" in answered[-1]
+
+
+class Name(msgspec.Struct):
+    name: str
+
+
+def asking_worker(key: bytes) -> Server:
+    """A worker of a fleet sharing the key that signs multi round-trip request states."""
+    options: dict[str, Any] = {"request_state_key": key}
+    server = Server("worker", "1", **options)
+
+    @server.tool()
+    async def who(ctx: RequestContext) -> str:
+        outcome = await elicit_form(ctx, "Your name?", Name)
+        return "nobody" if outcome.value is None else f"hello {outcome.value.name}"
+
+    return server
+
+
+@pytest.mark.skipif(
+    "request_state_key" not in inspect.signature(Server.__init__).parameters,
+    reason="multi round-trip requests (Server(request_state_key=...)) are not in this tree",
+)
+async def test_a_multi_round_trip_retry_answered_by_another_app_instance(anyio_backend: str) -> None:
+    key = secrets.token_bytes(32)
+    capabilities = {**META, CLIENT_CAPABILITIES: {"elicitation": {"form": {}}}}
+    async with (
+        in_process(StreamableHTTPApp(asking_worker(key))) as first,
+        in_process(StreamableHTTPApp(asking_worker(key))) as second,
+    ):
+        message = rpc(1, "tools/call", {"name": "who", "arguments": {}}, meta=capabilities)
+        response, [asked] = await send(first, message)
+        assert response.status_code == 200
+        result = asked["result"]
+        assert result["resultType"] == "input_required"
+        [question] = result["inputRequests"]
+        retry = rpc(
+            2,
+            "tools/call",
+            {
+                "name": "who",
+                "arguments": {},
+                "inputResponses": {question: {"action": "accept", "content": {"name": "Ada"}}},
+                "requestState": result["requestState"],
+            },
+            meta=capabilities,
+        )
+        response, [answer] = await send(second, retry)
+        assert response.status_code == 200
+        assert answer["result"]["resultType"] == "complete"
+        assert answer["result"]["content"][0]["text"] == "hello Ada"
 
 
 # -- x-mcp-header --------------------------------------------------------------------------
