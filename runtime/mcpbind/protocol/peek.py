@@ -2,7 +2,9 @@
 
 Routing needs no more than this (the Streamable HTTP server answers a request on its POST's
 stream; a client matches a response to the request it sent), and reading it leaves ``params``
-and ``result`` unparsed: msgspec skips members a struct does not name.
+and ``result`` unparsed: msgspec skips members a struct does not name. A stateless request
+(2026-07-28) is checked against what travels next to it (HTTP headers) with a little more of
+it: :func:`peek_request`, which the handshake versions never pay for.
 """
 
 from __future__ import annotations
