@@ -436,6 +436,13 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self._catalog.remove_tool(name)
         self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
+    def tool_input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The ``inputSchema`` of the tool ``name`` made with :meth:`tool`, or ``None`` (the
+        Streamable HTTP app checks the ``Mcp-Param-*`` headers its ``x-mcp-header``
+        annotations ask for)."""
+        tool = self._catalog.tools.get(name)
+        return None if tool is None else tool.input_schema
+
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told. ``KeyError`` if there is none."""
         self._catalog.remove_prompt(name)
