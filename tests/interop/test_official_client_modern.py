@@ -44,6 +44,8 @@ def _load(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(f"_interop_{name}", EXAMPLES / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered first: msgspec resolves the example's annotations through sys.modules.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
