@@ -20,6 +20,7 @@ import pytest
 from mcpbind.protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 from mcpbind.runtime.context import RequestContext
+from mcpbind.runtime.middleware import CallNext, IncomingRequest, Middleware
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.elicitation import elicit_form
 from mcpbind.server.server import Server
@@ -612,3 +613,46 @@ async def test_cors_preflights_allow_the_mirrored_headers(anyio_backend: str) ->
         assert response.status_code == 204
         allowed = {h.strip().lower() for h in response.headers["access-control-allow-headers"].split(",")}
         assert {"content-type", "mcp-method", "mcp-name", "mcp-param-region"} <= allowed
+
+
+async def test_stopping_the_app_ends_the_servers_listen_streams_with_their_results(
+    anyio_backend: str,
+) -> None:
+    listening = anyio.Event()
+
+    class SeeListen(Middleware):
+        async def on_request(self, request: IncomingRequest[Any, Any], call_next: CallNext) -> Any:
+            if request.method == "subscriptions/listen":
+                listening.set()
+            return await call_next(request)
+
+    server = Server("listening", "1.0", middleware=[SeeListen()])
+
+    @server.tool()
+    def one() -> str:
+        return "1"
+
+    app = StreamableHTTPApp(server)
+    transport = httpx.ASGITransport(app=app)
+    answered: list[httpx.Response] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        message = rpc(7, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+
+        async def listen() -> None:
+            answered.append(await client.post("/mcp", json=message, headers=heads(message)))
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg, app.run():
+                tg.start_soon(listen)
+                await listening.wait()
+                await anyio.wait_all_tasks_blocked()  # the stream is open, its acknowledgement sent
+                await server.tools_changed()
+    [response] = answered
+    messages = answers(response)
+    assert [m.get("method") for m in messages] == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/tools/list_changed",
+        None,
+    ]
+    assert messages[1]["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": 7}
+    assert messages[2]["id"] == 7 and messages[2]["result"]["resultType"] == "complete"

@@ -55,6 +55,9 @@ class ServerEndpoint(Protocol):
 
     async def end_session(self, session: Session) -> None: ...
 
+    async def end_listen_streams(self, timeout: float = ...) -> None:
+        """End the open ``subscriptions/listen`` streams with their results (the app stops)."""
+
     async def run(self, transport: Transport) -> None: ...
 
     def serving(self) -> AbstractAsyncContextManager[None]: ...

@@ -215,7 +215,12 @@ class StreamableHTTPApp(Generic[ServerT]):
         # The server's lifespan (Server(lifespan=...)) spans the app's: entered before the first
         # session, left after the last one ended.
         async with self.server.serving(), self._table.run():
-            yield self
+            try:
+                yield self
+            finally:
+                # Listen streams end with their results while their requests' streams are still
+                # open (the sessions are torn down next).
+                await self.server.end_listen_streams()
 
     @property
     def running(self) -> bool:
