@@ -4,6 +4,7 @@ one typed async method per request a client sends, whichever era of the protocol
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -22,6 +23,8 @@ from mcpbind.versions import LATEST_VERSION, schema_for
 
 __all__ = ["RemoteServer"]
 
+log = logging.getLogger("mcpbind.client")
+
 methods = types.methods
 P = TypeVar("P")
 R = TypeVar("R")
@@ -38,6 +41,29 @@ def _cache_key(params: Any) -> str | None:
         return key
     cursor = getattr(params, "cursor", None)
     return cursor if isinstance(cursor, str) else None
+
+
+def _with_param_headers(result: types.ListToolsResult, registry: dict[str, Any]) -> types.ListToolsResult:
+    """Note each tool's ``x-mcp-header`` arguments for the HTTP transport; ``result`` without
+    the tools whose marks are invalid."""
+    from mcpbind.transports.http.client.headers import param_headers
+
+    kept = []
+    for tool in result.tools:
+        try:
+            annotated = param_headers(msgspec.to_builtins(tool.input_schema))
+        except ValueError as exc:
+            log.warning("leaving out tool %r: invalid x-mcp-header: %s", tool.name, exc)
+            registry.pop(tool.name, None)
+            continue
+        if annotated:
+            registry[tool.name] = annotated
+        else:
+            registry.pop(tool.name, None)
+        kept.append(tool)
+    if len(kept) == len(result.tools):
+        return result
+    return msgspec.structs.replace(result, tools=kept)
 
 
 class RemoteServer:
@@ -239,8 +265,16 @@ class RemoteServer:
 
     async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
         """``tools/list``: one page of tools, from ``cursor`` (the previous page's
-        ``next_cursor``) or from the start; :meth:`all_tools` follows the pages."""
-        return await self.request(methods.TOOLS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
+        ``next_cursor``) or from the start; :meth:`all_tools` follows the pages.
+
+        Over Streamable HTTP at a stateless version, the arguments a tool's ``inputSchema``
+        marks with ``x-mcp-header`` are sent as ``Mcp-Param-*`` headers of its calls, and a
+        tool whose marks are invalid is left out (with a warning), as the specification asks."""
+        result = await self.request(methods.TOOLS_LIST, types.PaginatedRequestParams(cursor=_opt(cursor)))
+        registry = getattr(self.session.transport, "tool_param_headers", None)
+        if self._stateless is not None and isinstance(registry, dict):
+            result = _with_param_headers(result, registry)
+        return result
 
     async def call_tool(
         self,
