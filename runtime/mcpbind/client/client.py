@@ -33,7 +33,7 @@ from mcpbind.runtime.handlers import HandlerRegistry, NotificationHandler
 from mcpbind.runtime.middleware import Middleware
 from mcpbind.runtime.session import Session
 from mcpbind.transports.base import Transport
-from mcpbind.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, schema_for
+from mcpbind.versions import KNOWN_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, schema_for
 
 if TYPE_CHECKING:
     import httpx
@@ -278,7 +278,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
                     if mutual and attempt == 0 and mutual[0] != version:
                         version = mutual[0]
                         continue
-                    if supported is not None and not any(v not in MODERN_VERSIONS for v in supported):
+                    if supported is not None and not any(v in _HANDSHAKE_KNOWN for v in supported):
                         raise  # a stateless-only server with no version in common
                 if not handshake:
                     raise
@@ -390,6 +390,10 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
 
 
 E = TypeVar("E", bound=BaseException)
+
+
+# Every handshake version there is (an unknown version is a newer, stateless one).
+_HANDSHAKE_KNOWN = frozenset(v for v in KNOWN_VERSIONS if v not in MODERN_VERSIONS)
 
 
 def _supported(error: McpError) -> list[str] | None:

@@ -605,8 +605,13 @@ class Connection:
 
     def _error_response(self, message: ErrorResponse) -> list[Event]:
         ident = message.id
-        if ident is None or isinstance(ident, msgspec.UnsetType) or self._pending.pop(ident, None) is None:
+        pending = (
+            None if ident is None or isinstance(ident, msgspec.UnsetType) else self._pending.pop(ident, None)
+        )
+        if pending is None:
             return [UnmatchedResponse(None if isinstance(ident, msgspec.UnsetType) else ident)]
+        if pending.method == "initialize" and self.role == "client":
+            self.phase = Phase.NEW  # refused: a client negotiating the era may probe again
         error = message.error
         return [ErrorReceived(ident, error_from_response(error.code, error.message, error.data))]
 
