@@ -56,7 +56,7 @@ def test_resources_and_prompts() -> None:
     code, prompt = call("prompts/get", "hello", "--arg", "name=ada")
     assert code == 0 and prompt["messages"][0]["content"]["text"] == "hello ada"
     code, error = call("resources/read", "missing://x")
-    assert code == 1 and "-32002" in error
+    assert code == 1 and "-32602" in error  # (2026-07-28, which the CLI negotiates: invalid params)
 
 
 def test_bad_usage() -> None:

@@ -412,8 +412,8 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument(
         "--protocol-version",
         metavar="VERSION",
-        help="speak this protocol version (default: negotiate, 2026-07-28 when the server speaks "
-        "it, else the newest handshake version both speak)",
+        help="speak this protocol version (default: negotiate, the newest stateless version when "
+        "the server speaks it, else the newest handshake version both speak)",
     )
     call.add_argument(
         "--backend",

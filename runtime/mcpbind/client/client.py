@@ -183,7 +183,9 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         the class), then yield the server as a :class:`~mcpbind.client.remote.RemoteServer`;
         the connection is closed when the block ends. ``negotiate=False`` skips
         ``server/discover`` and goes straight to ``initialize`` (unless a stateless version is
-        pinned): for transports of handshake versions only (legacy HTTP+SSE)."""
+        pinned), as a transport of the handshake versions only does by itself (the legacy
+        HTTP+SSE transport, whose ``handshake_only`` is true)."""
+        negotiate = negotiate and not getattr(transport, "handshake_only", False)
         connection = Connection("client", self.info, self.capabilities, versions=self.versions)
         request_handlers, notification_handlers = self.session_handlers()
         cache = ResultCache() if self.cache else None
@@ -385,7 +387,7 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
             if server is None:
                 legacy = await stack.enter_async_context(open_legacy_sse(url, **options))
                 # The legacy transport is 2024-11-05's: straight to initialize.
-                server = await stack.enter_async_context(self.connect(legacy, timeout=timeout, negotiate=False))
+                server = await stack.enter_async_context(self.connect(legacy, timeout=timeout))
             yield server
 
 

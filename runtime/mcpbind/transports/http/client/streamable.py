@@ -243,11 +243,12 @@ class StreamableHTTPTransport(SessionRenewal):
                 if isinstance(envelope.id, int | str) and media_type(response) == JSON:
                     # A JSON-RPC error at an HTTP error status (a stateless server's 400 for an
                     # unsupported version, 404 for an unknown method): the request gets it.
-                    error = await self._json_error(response, envelope.id, is_initialize)
+                    error, body = await self._json_error(response, envelope.id, is_initialize)
                     if error is not None:
                         await self._deliver(error)
                         return
-                body = await error_body(response)
+                else:
+                    body = await error_body(response)
                 if is_initialize and 400 <= status < 500:
                     raise HTTPTransportError(status, body)
                 raise Failure(
@@ -324,24 +325,27 @@ class StreamableHTTPTransport(SessionRenewal):
         for item, envelope in zip(messages, peeked, strict=True):
             await self._deliver(item, envelope)
 
-    async def _json_error(self, response: httpx.Response, ident: RequestId, initialize: bool) -> bytes | None:
-        """The JSON-RPC error in an error status's body, as the response to ``ident``; ``None``
-        when the body holds none (for initialize: none but -32022, which tells a stateless
-        server from a legacy one)."""
+    async def _json_error(
+        self, response: httpx.Response, ident: RequestId, initialize: bool
+    ) -> tuple[bytes | None, str]:
+        """The JSON-RPC error in an error status's body, as the response to ``ident`` (``None``
+        when the body holds none; for initialize, none but -32022, which tells a stateless
+        server from a legacy one), and the start of the body, for messages."""
         try:
             with anyio.fail_after(self._timeout):
                 body = await read_body(response, ERROR_BODY_LIMIT)
         except (TimeoutError, httpx.HTTPError):
-            return None
+            return None, ""
         if body is None:
-            return None
+            return None, ""
+        text = body.decode("utf-8", "replace").strip()
         try:
             error = _error_body.decode(body).error
         except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
+            return None, text
         if initialize and error.code != UNSUPPORTED_PROTOCOL_VERSION:
-            return None
-        return Codec.encode_error(ident, error.code, error.message, error.data)
+            return None, text
+        return Codec.encode_error(ident, error.code, error.message, error.data), text
 
     async def _fail(self, envelope: Peeked, failure: Failure) -> None:
         """A request gets an error response made here; anything else is only logged."""
