@@ -266,7 +266,8 @@ async def _run_call(args: argparse.Namespace) -> int:
     pin: str | None = args.protocol_version
     if pin is not None and pin not in SUPPORTED_VERSIONS:
         raise CommandError(
-            f"--protocol-version {pin}: not one of the versions mcpbind speaks ({', '.join(SUPPORTED_VERSIONS)})", 2
+            f"--protocol-version {pin}: not one of the versions mcpbind speaks ({', '.join(SUPPORTED_VERSIONS)})",
+            2,
         )
     # Without a pin the client negotiates: server/discover (MCP 2026-07-28), else initialize.
     client = Client("mcpbind", __version__, protocol_version=pin, request_timeout=None)

@@ -35,7 +35,9 @@ if sys.version_info < (3, 11):  # pragma: no cover
 pytestmark = pytest.mark.anyio
 
 
-async def sample(params: types.CreateMessageRequestParams, ctx: RequestContext[Any]) -> types.CreateMessageResult:
+async def sample(
+    params: types.CreateMessageRequestParams, ctx: RequestContext[Any]
+) -> types.CreateMessageResult:
     return types.CreateMessageResult(role="assistant", content=types.TextContent(text="ok"), model="m")
 
 
@@ -78,10 +80,10 @@ async def test_auto_negotiation_speaks_2026_with_an_mcpbind_server() -> None:
             seen = (await server.call_tool("envelope")).structured_content
             assert seen == {"version": "2026-07-28", "client": "c26", "sampling": True, "level": None}
             seen = (await server.call_tool("envelope", log_level="error")).structured_content
-            assert seen is not None and seen["level"] == "error"
+            assert isinstance(seen, dict) and seen["level"] == "error"
             await server.set_logging_level("notice")
             seen = (await server.call_tool("envelope")).structured_content
-            assert seen is not None and seen["level"] == "notice"
+            assert isinstance(seen, dict) and seen["level"] == "notice"
             await server.ping()
 
 
@@ -96,11 +98,13 @@ async def test_a_handshake_only_server_gets_initialize() -> None:
 
 async def test_pins() -> None:
     with anyio.fail_after(10):
-        async with connected(make_server(), Client(protocol_version="2026-07-28", log_level="debug")) as server:
+        async with connected(
+            make_server(), Client(protocol_version="2026-07-28", log_level="debug")
+        ) as server:
             assert server.stateless and server.discover_result is None
             assert server.log_level == "debug"
             seen = (await server.call_tool("envelope")).structured_content
-            assert seen is not None and seen["level"] == "debug"
+            assert isinstance(seen, dict) and seen["level"] == "debug"
             assert server.server_info.name == "mcpbind-26"
         async with connected(make_server(), Client(protocol_version="2025-06-18")) as server:
             assert not server.stateless and server.protocol_version == "2025-06-18"
@@ -254,7 +258,9 @@ async def test_what_falls_back_to_initialize(refusal: Callable[[Any], dict[str, 
 
 async def test_a_stateless_server_without_a_common_version_is_an_error() -> None:
     answers = {
-        "server/discover": [lambda i: error(i, UNSUPPORTED_PROTOCOL_VERSION, "no", {"supported": ["2099-01-01"]})]
+        "server/discover": [
+            lambda i: error(i, UNSUPPORTED_PROTOCOL_VERSION, "no", {"supported": ["2099-01-01"]})
+        ]
     }
     with pytest.raises(McpError) as raised:
         async with scripted(answers):
@@ -291,3 +297,30 @@ async def test_a_modern_pin_sends_nothing_first() -> None:
         assert (await server.list_tools()).tools == []
     assert methods_of(received) == ["tools/list"]
     assert received[0]["params"]["_meta"][PROTOCOL_VERSION] == "2026-07-28"
+
+
+# -- over HTTP ----------------------------------------------------------------------------------
+
+
+async def test_a_handshake_only_http_server_gets_initialize() -> None:
+    from tests.http_harness import serve_asgi
+
+    with anyio.fail_after(20):
+        async with (
+            serve_asgi(make_server(versions=HANDSHAKE_VERSIONS).http_app()) as base,
+            Client().connect_url(base + "/mcp") as server,
+        ):
+            assert not server.stateless and server.protocol_version == "2025-11-25"
+            assert (await server.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
+
+
+async def test_any_mcpbind_http_server_is_reached() -> None:
+    # Whichever era its HTTP endpoint serves, the negotiation ends in a working connection.
+    from tests.http_harness import serve_asgi
+
+    with anyio.fail_after(20):
+        async with (
+            serve_asgi(make_server().http_app()) as base,
+            Client().connect_url(base + "/mcp") as server,
+        ):
+            assert (await server.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}

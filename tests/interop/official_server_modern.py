@@ -43,7 +43,7 @@ server: MCPServer[Any] = MCPServer(
 
 
 def _answer(ctx: Context, key: str) -> Any:
-    answer = (ctx.input_responses or {}).get(key)
+    answer: Any = (ctx.input_responses or {}).get(key)
     return answer.model_dump(by_alias=True) if hasattr(answer, "model_dump") else answer
 
 
@@ -57,7 +57,9 @@ async def ask_name(ctx: Context) -> Any:
     answer = _answer(ctx, "name")
     if answer is None:
         schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-        ask = ElicitRequest(params=ElicitRequestFormParams(message="What is your name?", requested_schema=schema))
+        ask = ElicitRequest(
+            params=ElicitRequestFormParams(message="What is your name?", requested_schema=schema)
+        )
         return InputRequiredResult(input_requests={"name": ask}, request_state="asked-name")
     if ctx.request_state != "asked-name":
         return f"bad state {ctx.request_state!r}"
@@ -86,14 +88,14 @@ async def where(ctx: Context) -> Any:
 async def interview(ctx: Context) -> Any:
     rounds = int(ctx.request_state or "0") + 1
     schema = {"type": "object", "properties": {"answer": {"type": "string"}}}
-    ask = ElicitRequest(params=ElicitRequestFormParams(message=f"Question {rounds}?", requested_schema=schema))
+    ask = ElicitRequest(
+        params=ElicitRequestFormParams(message=f"Question {rounds}?", requested_schema=schema)
+    )
     return InputRequiredResult(input_requests={f"q{rounds}": ask}, request_state=str(rounds))
 
 
 @server.tool(description="Runs a query in a region.")
-def regional(
-    region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})], query: str
-) -> str:
+def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})], query: str) -> str:
     return f"{query} in {region}"
 
 

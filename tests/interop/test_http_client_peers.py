@@ -107,7 +107,9 @@ async def connect(
     with anyio.fail_after(TEST_TIMEOUT):
         async with (
             open_streamable_http(url, reconnect_delay=5.0, http_client=http) as transport,
-            (client or Client("mcpbind-http-interop", "0.0.1", versions=HANDSHAKE_VERSIONS)).connect(transport) as session,
+            (client or Client("mcpbind-http-interop", "0.0.1", versions=HANDSHAKE_VERSIONS)).connect(
+                transport
+            ) as session,
         ):
             yield session, transport
 

@@ -8,7 +8,6 @@ The server runs in a child process on asyncio; the client here on both anyio bac
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -42,7 +41,9 @@ async def elicit(params: Any, ctx: RequestContext[Any]) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"name": "Ada", "answer": params.message})
 
 
-async def sample(params: types.CreateMessageRequestParams, ctx: RequestContext[Any]) -> types.CreateMessageResult:
+async def sample(
+    params: types.CreateMessageRequestParams, ctx: RequestContext[Any]
+) -> types.CreateMessageResult:
     content = params.messages[0].content
     assert isinstance(content, types.TextContent)
     return types.CreateMessageResult(
@@ -174,7 +175,10 @@ async def test_multi_round_trip_requests_use_the_handlers(transport: str) -> Non
         async with connect(transport) as server:
             # Elicitation; the server checks that its requestState came back as it was.
             assert text_of(await server.call_tool("ask_name")) == "hello Ada (accept)"
-            assert text_of(await server.call_tool("summarize", {"text": "abcdef"})) == "summary: short (17) by m1"
+            assert (
+                text_of(await server.call_tool("summarize", {"text": "abcdef"}))
+                == "summary: short (17) by m1"
+            )
             assert text_of(await server.call_tool("where")) == "file:///a, file:///b"
 
 
@@ -240,8 +244,13 @@ async def test_http_headers_of_stateless_requests() -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect("http", recorder=recorder) as server:
             await server.all_tools()  # learns regional's x-mcp-header
-            assert text_of(await server.call_tool("regional", {"region": "eu-west", "query": "q"})) == "q in eu-west"
-            assert text_of(await server.call_tool("regional", {"region": "grüß", "query": "q"})) == "q in grüß"
+            assert (
+                text_of(await server.call_tool("regional", {"region": "eu-west", "query": "q"}))
+                == "q in eu-west"
+            )
+            assert (
+                text_of(await server.call_tool("regional", {"region": "grüß", "query": "q"})) == "q in grüß"
+            )
             read = await server.read_resource("data://watched")
             assert isinstance(read.contents[0], types.TextResourceContents)
     methods = [method for method, _ in recorder.requests]
@@ -256,3 +265,22 @@ async def test_http_headers_of_stateless_requests() -> None:
     assert calls[1]["mcp-param-region"] == "=?base64?Z3LDvMOf?="
     reads = [headers for headers in posted if headers["mcp-method"] == "resources/read"]
     assert reads[0]["mcp-name"] == "data://watched"
+
+
+async def test_the_official_legacy_sse_server_gets_initialize() -> None:
+    """``connect_url`` at an official HTTP+SSE endpoint (2024-11-05): the discover probe and
+    the initialize POST are refused, and the client falls back to the legacy transport."""
+    import importlib.util
+
+    from tests.http_harness import serve_asgi
+
+    spec = importlib.util.spec_from_file_location("official_server_modern", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    app = module.server.sse_app(host="127.0.0.1")
+    with anyio.fail_after(TIMEOUT):
+        async with serve_asgi(app) as base, full_client().connect_url(base + "/sse") as server:
+            assert not server.stateless
+            assert server.protocol_version in HANDSHAKE_VERSIONS
+            assert text_of(await server.call_tool("add", {"a": 20, "b": 22})) == "42"

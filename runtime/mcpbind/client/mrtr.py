@@ -108,7 +108,7 @@ def _retry_type(params_type: type[Any]) -> type[Any]:
 def retry_params(params: Any, responses: Mapping[str, Any] | None, state: str | None) -> Any:
     """The params of the retry: the first round's own, plus the answers and the state as the
     server gave it (byte for byte; absent when it gave none)."""
-    base = type(params)
+    base: Any = type(params)
     members = {name: getattr(params, name) for name in base.__struct_fields__}
     return _retry_type(base)(
         **members,

@@ -12,7 +12,13 @@ import msgspec
 
 from mcpbind import types
 from mcpbind.client.caching import CACHEABLE_METHODS, ResultCache, ttl_ms
-from mcpbind.client.mrtr import MRTR_METHODS, InputRoundsExceeded, answer_input_requests, input_required, retry_params
+from mcpbind.client.mrtr import (
+    MRTR_METHODS,
+    InputRoundsExceeded,
+    answer_input_requests,
+    input_required,
+    retry_params,
+)
 from mcpbind.client.pages import all_pages
 from mcpbind.client.stateless import Stateless, raw_result_spec
 from mcpbind.client.subscriptions import Listener, Subscriptions
@@ -363,7 +369,8 @@ class RemoteServer:
         versions, as :meth:`subscribe_resource`)."""
         if self._stateless is not None:
             raise McpError(
-                INVALID_REQUEST, f"resources/unsubscribe is not part of protocol version {self.protocol_version}"
+                INVALID_REQUEST,
+                f"resources/unsubscribe is not part of protocol version {self.protocol_version}",
             )
         await self.request(methods.RESOURCES_UNSUBSCRIBE, types.UnsubscribeRequestParams(uri=uri))
 

@@ -26,7 +26,6 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET
 
-from mcpbind import types
 from mcpbind.protocol.envelope import SUBSCRIPTION_ID
 from mcpbind.protocol.errors import CONNECTION_CLOSED, McpError
 from mcpbind.protocol.wire import RequestId
@@ -335,4 +334,3 @@ class Listener:
         """The next event, waiting at most ``timeout`` seconds (``TimeoutError``)."""
         with anyio.fail_after(timeout if timeout is not None else math.inf):
             return await self.__anext__()
-

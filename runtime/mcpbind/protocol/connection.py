@@ -605,11 +605,11 @@ class Connection:
 
     def _error_response(self, message: ErrorResponse) -> list[Event]:
         ident = message.id
-        pending = (
-            None if ident is None or isinstance(ident, msgspec.UnsetType) else self._pending.pop(ident, None)
-        )
+        if ident is None or isinstance(ident, msgspec.UnsetType):
+            return [UnmatchedResponse(None)]
+        pending = self._pending.pop(ident, None)
         if pending is None:
-            return [UnmatchedResponse(None if isinstance(ident, msgspec.UnsetType) else ident)]
+            return [UnmatchedResponse(ident)]
         if pending.method == "initialize" and self.role == "client":
             self.phase = Phase.NEW  # refused: a client negotiating the era may probe again
         error = message.error

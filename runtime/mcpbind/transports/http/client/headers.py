@@ -155,4 +155,3 @@ def param_headers(input_schema: Any) -> ParamHeaders:
 
     walk(input_schema, ())
     return found
-

@@ -73,7 +73,6 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-
 from typing import Any
 
 import anyio
@@ -82,7 +81,12 @@ import httpx
 import msgspec
 
 from mcpbind.exception_groups import only_error
-from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
+from mcpbind.protocol.errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    REQUEST_TIMEOUT,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from mcpbind.protocol.peek import Peeked
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
@@ -206,8 +210,6 @@ class StreamableHTTPTransport(SessionRenewal):
             # A stateless request: its own version and the mirrored headers, no session.
             headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=True)
             headers.update(stateless)
-            if isinstance(envelope.id, int | str):
-                self._stateless_requests.add(envelope.id)
         else:
             headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=is_initialize)
         headers["content-type"] = JSON
@@ -216,6 +218,8 @@ class StreamableHTTPTransport(SessionRenewal):
             "POST", self.url, content=message, headers=headers, timeout=self._stream_timeout
         )
         response = await self._open(request)
+        if stateless is not None and isinstance(envelope.id, int | str):
+            self._stateless_requests.add(envelope.id)
         handed_over = False
         try:
             status = response.status_code
