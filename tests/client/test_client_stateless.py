@@ -240,10 +240,19 @@ async def test_the_probe_carries_the_envelope() -> None:
         lambda i: error(i, -32601, "Method not found"),
         lambda i: error(i, -32600, "Received server/discover before initialization"),
         lambda i: error(i, -32603, "HTTP 404 Not Found"),
+        # What the TypeScript SDK's 2025 HTTP server answers (at 400) to a version it lacks.
+        lambda i: error(i, -32000, "Bad Request: Unsupported protocol version: 2026-07-28"),
         lambda i: error(i, UNSUPPORTED_PROTOCOL_VERSION, "no", {"supported": ["2025-06-18"]}),
         lambda i: result(i, {**DISCOVERED, "supportedVersions": ["2025-11-25"]}),
     ],
-    ids=["method-not-found", "invalid-request", "http-error", "handshake-only-32022", "no-modern-version"],
+    ids=[
+        "method-not-found",
+        "invalid-request",
+        "http-error",
+        "typescript-2025",
+        "handshake-only-32022",
+        "no-modern-version",
+    ],
 )
 async def test_what_falls_back_to_initialize(refusal: Callable[[Any], dict[str, Any]]) -> None:
     answers = {

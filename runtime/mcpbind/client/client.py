@@ -26,7 +26,7 @@ from mcpbind.client.stateless import Stateless
 from mcpbind.client.subscriptions import Subscriptions
 from mcpbind.protocol.connection import Connection
 from mcpbind.protocol.envelope import envelope_meta
-from mcpbind.protocol.errors import CONNECTION_CLOSED, UNSUPPORTED_PROTOCOL_VERSION, McpError
+from mcpbind.protocol.errors import UNSUPPORTED_PROTOCOL_VERSION, McpError
 from mcpbind.protocol.methods import ToClient
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import HandlerRegistry, NotificationHandler
@@ -274,8 +274,6 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
             try:
                 discovered = await self._discover(session, version, timeout)
             except McpError as exc:
-                if exc.code == CONNECTION_CLOSED:
-                    raise  # the server is gone or unreachable: no verdict on its era
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                     supported = _supported(exc)
                     mutual = [v for v in modern if v in (supported or ())]
