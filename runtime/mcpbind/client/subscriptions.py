@@ -242,8 +242,8 @@ class Listener:
                     raise self._error
             else:
                 await self._session_subscribe()
-        except BaseException as exc:
-            await self.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            await self.__aexit__(None, None, None)
             raise
         return self
 
@@ -253,7 +253,9 @@ class Listener:
         assert self._tasks is not None
         self._tasks.cancel_scope.cancel()
         try:
-            await self._tasks.__aexit__(exc_type, exc, tb)
+            # The stream's task ends by this cancellation (its request is cancelled at the
+            # server); what the block raised goes on as itself.
+            await self._tasks.__aexit__(None, None, None)
         finally:
             self._subscriptions.remove(self, self.subscription_id)
             self._send.close()
