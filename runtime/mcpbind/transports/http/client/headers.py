@@ -28,7 +28,7 @@ __all__ = [
 
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
-PARAM_HEADER_PREFIX: Final = "mcp-param-"
+PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
 _VERSION_KEY: Final = b'"io.modelcontextprotocol/protocolVersion"'
 _NAMED: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 _TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
