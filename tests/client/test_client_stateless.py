@@ -189,7 +189,7 @@ DISCOVERED = {
 
 @asynccontextmanager
 async def scripted(
-    answers: dict[str, list[Callable[[Any], dict[str, Any]]]], client: Client | None = None
+    answers: dict[str, list[Callable[[Any], Any]]], client: Client | None = None
 ) -> AsyncIterator[tuple[RemoteServer, list[dict[str, Any]]]]:
     """A server that answers each method with the next of its scripted answers; yields the
     connected client and every message it received."""
@@ -204,7 +204,9 @@ async def scripted(
                 return
             received.append(message)
             if "id" in message and "method" in message:
-                await server_end.send(json.dumps(answers[message["method"]].pop(0)(message["id"])).encode())
+                answer: Any = answers[message["method"]].pop(0)(message["id"])
+                for item in answer if isinstance(answer, list) else [answer]:
+                    await server_end.send(json.dumps(item).encode())
 
     try:
         async with anyio.create_task_group() as tg:
@@ -396,3 +398,57 @@ async def test_listen_with_an_mcpbind_server() -> None:
                 assert await changes.next(5) == ToolsListChanged()
             finally:
                 await changes.__aexit__(None, None, None)
+
+
+def note(method: str, tag: Any, **params: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": method,
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": tag}, **params},
+    }
+
+
+async def test_listen_routes_by_subscription_id_and_ends_with_the_server() -> None:
+    def listen(ident: Any) -> list[dict[str, Any]]:
+        return [
+            note("notifications/subscriptions/acknowledged", ident, notifications={"toolsListChanged": True}),
+            note("notifications/tools/list_changed", "someone-else"),  # another stream's: not ours
+            note("notifications/resources/updated", ident, uri="file:///not-asked"),  # not acknowledged
+            note("notifications/tools/list_changed", ident),
+            result(
+                ident, {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": ident}}
+            ),
+        ]
+
+    async with scripted({"subscriptions/listen": [listen]}, Client(protocol_version="2026-07-28")) as (
+        server,
+        received,
+    ):
+        async with server.listen(tools=True) as changes:
+            assert changes.acknowledged.tools_list_changed is True
+            assert [event async for event in changes] == [ToolsListChanged()]  # then the server ended it
+    listen_request = received[0]
+    assert listen_request["params"]["notifications"] == {"toolsListChanged": True}
+    assert listen_request["params"]["_meta"][PROTOCOL_VERSION] == "2026-07-28"
+    assert changes.subscription_id == listen_request["id"]
+
+
+async def test_leaving_a_listen_block_cancels_the_stream() -> None:
+    def listen(ident: Any) -> list[dict[str, Any]]:
+        return [
+            note(
+                "notifications/subscriptions/acknowledged", ident, notifications={"promptsListChanged": True}
+            )
+        ]
+
+    async with scripted({"subscriptions/listen": [listen]}, Client(protocol_version="2026-07-28")) as (
+        server,
+        received,
+    ):
+        with pytest.raises(KeyError):  # the block's own error comes out as itself
+            async with server.listen(prompts=True):
+                raise KeyError("mine")
+        with anyio.fail_after(5):
+            while methods_of(received)[-1:] != ["notifications/cancelled"]:
+                await anyio.sleep(0.01)
+    assert received[-1]["params"]["requestId"] == received[0]["id"]
