@@ -347,7 +347,7 @@ async def test_mrtr_with_an_mcpbind_server() -> None:
 
     @server_side.tool()
     async def ask(ctx: RequestContext) -> str:
-        schema = types.ElicitRequestFormParamsRequestedSchema(properties={"name": {"type": "string"}})
+        schema = types.ElicitRequestFormParamsRequestedSchema(properties={"name": types.StringSchema()})
         answer = await ctx.elicit(types.ElicitRequestFormParams(message="Name?", requested_schema=schema))
         assert isinstance(answer, types.ElicitResult) and isinstance(answer.content, dict)
         sampled = await ctx.create_message(

@@ -79,8 +79,8 @@ def test_param_headers_from_the_tools_schema() -> None:
     assert (headers["mcp-param-region"], headers["mcp-param-limit"]) == ("eu", "42")
     assert (headers["mcp-param-dry"], headers["mcp-param-zone"]) == ("false", "b")
     # Absent or null values: no header.
-    headers = stateless_headers(message("tools/call", name="run", arguments={"region": None}), {"run": found})
-    assert headers is not None and not any(name.lower().startswith("mcp-param-") for name in headers)
+    nulls = stateless_headers(message("tools/call", name="run", arguments={"region": None}), {"run": found})
+    assert nulls is not None and not any(name.lower().startswith("mcp-param-") for name in nulls)
 
 
 @pytest.mark.parametrize(
