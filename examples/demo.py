@@ -35,7 +35,8 @@ async def main() -> None:
     # From a source checkout the server needs the two source roots on its path.
     roots = [str(Path(p).parent) for p in mcpbind.__path__ if "-packages" not in p]
     env = {"PYTHONPATH": os.pathsep.join(roots)} if roots else None
-    client = Client("mcpbind-demo", "0.1.0", logging=on_log)
+    # It negotiates MCP 2026-07-28 with the server, where each request asks for its log messages.
+    client = Client("mcpbind-demo", "0.1.0", logging=on_log, log_level="info")
     async with client.connect_stdio(
         sys.executable, [str(HERE / "everything.py")], env=env, timeout=30
     ) as session:

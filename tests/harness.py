@@ -15,6 +15,14 @@ from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.server.server import Server
 from mcpbind.transports.memory import memory_pair
+from mcpbind.versions import HANDSHAKE_VERSIONS
+
+
+def session_client() -> Client:
+    """The default client of these helpers: one that speaks the handshake versions only, so
+    that the tests of session behaviour keep a session (a default ``Client()`` negotiates the
+    stateless MCP 2026-07-28 with a server that speaks it)."""
+    return Client("tester", "0.1", versions=HANDSHAKE_VERSIONS)
 
 
 @asynccontextmanager
@@ -26,7 +34,7 @@ async def connected(
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, server_end)
         with anyio.fail_after(timeout):
-            async with (client or Client("tester", "0.1")).connect(client_end) as session:
+            async with (client or session_client()).connect(client_end) as session:
                 yield session
 
 
@@ -54,7 +62,7 @@ async def connected_recording(
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, server_end)
         with anyio.fail_after(timeout):
-            async with (client or Client("tester", "0.1")).connect(client_end) as session:
+            async with (client or session_client()).connect(client_end) as session:
                 yield session, sent
 
 

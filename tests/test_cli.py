@@ -56,7 +56,7 @@ def test_resources_and_prompts() -> None:
     code, prompt = call("prompts/get", "hello", "--arg", "name=ada")
     assert code == 0 and prompt["messages"][0]["content"]["text"] == "hello ada"
     code, error = call("resources/read", "missing://x")
-    assert code == 1 and "-32002" in error
+    assert code == 1 and "-32602" in error  # (2026-07-28, which the CLI negotiates: invalid params)
 
 
 def test_bad_usage() -> None:
@@ -96,3 +96,16 @@ def test_call_on_either_backend(backend: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["structuredContent"] == {"result": 42}
+
+
+def test_protocol_version_pin() -> None:
+    # Negotiated (2026-07-28 with an mcpbind server): the server names itself in the result.
+    code, result = call("tools/call", "add", "--arg", "a=1", "--arg", "b=1")
+    assert code == 0 and "io.modelcontextprotocol/serverInfo" in result["_meta"]
+    # Pinned to a handshake version: a session, whose results carry no such _meta.
+    code, result = call(
+        "tools/call", "add", "--arg", "a=1", "--arg", "b=1", "--protocol-version", "2025-06-18"
+    )
+    assert code == 0 and result["structuredContent"] == {"result": 2} and "_meta" not in result
+    code, error = call("tools/list", "--protocol-version", "1999-01-01")
+    assert code == 2 and "not one of the versions mcpbind speaks" in error

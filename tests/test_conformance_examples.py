@@ -42,6 +42,7 @@ from mcpbind.server.elicitation import requested_schema
 from mcpbind.server.server import Server
 from mcpbind.transports.http.client import open_streamable_http
 from mcpbind.transports.http.server import StreamableHTTPApp
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected
 from tests.http_harness import serve_asgi
 
@@ -213,7 +214,9 @@ async def test_logging_sends_three_info_messages_and_respects_the_level() -> Non
         if len(received) == 3:
             three.set()
 
-    async with connected(build_server(), Client("tester", "0.1", logging=on_log)) as session:
+    async with connected(
+        build_server(), Client("tester", "0.1", logging=on_log, versions=HANDSHAKE_VERSIONS)
+    ) as session:
         await session.set_logging_level("warning")  # info messages are filtered out...
         await session.call_tool("test_tool_with_logging", {})
         await session.set_logging_level("debug")  # ...and come through again
@@ -254,7 +257,9 @@ async def test_sampling_asks_the_client_and_returns_its_answer() -> None:
         asked.append(params)
         return await _sampling(params, ctx)
 
-    async with connected(build_server(), Client("tester", "0.1", sampling=sampling)) as session:
+    async with connected(
+        build_server(), Client("tester", "0.1", sampling=sampling, versions=HANDSHAKE_VERSIONS)
+    ) as session:
         result = await session.call_tool("test_sampling", {"prompt": "Test prompt for sampling"})
     [request] = asked
     assert request.max_tokens == 100
@@ -277,7 +282,7 @@ def _elicitation_client(answer: dict[str, Any], asked: list[types.ElicitRequestF
         asked.append(params)
         return types.ElicitResult(action="accept", content=answer)
 
-    return Client("tester", "0.1", elicitation=elicitation)
+    return Client("tester", "0.1", elicitation=elicitation, versions=HANDSHAKE_VERSIONS)
 
 
 async def test_elicitation_asks_for_username_and_email() -> None:
@@ -369,7 +374,7 @@ async def test_reconnection_over_http_closes_the_stream_and_the_client_resumes()
     async with (
         serve_asgi(app) as base_url,
         open_streamable_http(f"{base_url}/mcp", reconnect_delay=5.0) as transport,
-        Client("tester", "0.1").connect(transport) as session,
+        Client("tester", "0.1", versions=HANDSHAKE_VERSIONS).connect(transport) as session,
     ):
         with anyio.fail_after(10):
             result = await session.call_tool("test_reconnection", {})
@@ -432,7 +437,10 @@ async def test_subscribe_and_unsubscribe() -> None:
 
     server = build_server()
     client = Client(
-        "tester", "0.1", notification_handlers={methods.NOTIFICATIONS_RESOURCES_UPDATED.method: on_updated}
+        "tester",
+        "0.1",
+        notification_handlers={methods.NOTIFICATIONS_RESOURCES_UPDATED.method: on_updated},
+        versions=HANDSHAKE_VERSIONS,
     )
     async with connected(server, client) as session:
         await session.subscribe_resource("test://watched-resource")
@@ -597,7 +605,13 @@ async def test_client_tools_call_scenario() -> None:
 
 async def test_client_elicitation_defaults_scenario() -> None:
     received: list[dict[str, Any]] = []
-    await _play("elicitation-sep1034-client-defaults", _defaults_checker(received))
+    play, _ = SCENARIOS["elicitation-sep1034-client-defaults"]
+    # The scenario's client, over a session (the server asks mid-call, as a 2025 server does).
+    client = Client(
+        "mcpbind-conformance-client", "0.1.0", elicitation=accept_with_defaults, versions=HANDSHAKE_VERSIONS
+    )
+    async with connected(_defaults_checker(received), client) as session:
+        await play(session)
     # Across the wire and back, an integer default is still an int when it reaches the server.
     assert received == [PROFILE_DEFAULTS]
     assert type(received[0]["age"]) is int and type(received[0]["score"]) is float

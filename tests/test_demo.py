@@ -26,7 +26,7 @@ def test_demo(backend: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "connected to mcpbind everything demo (2025-11-25)" in out
+    assert "connected to mcpbind everything demo (2026-07-28)" in out
     assert "{'result': 42}" in out
     assert "'conditions': 'sunny'" in out
     assert "3/3 1..." in out  # progress

@@ -31,7 +31,7 @@ def build_server() -> Server:
 
     @server.on(types.methods.COMPLETION_COMPLETE)
     async def complete(params: types.CompleteRequestParams, ctx: Context) -> types.CompleteResult:
-        assert ctx.protocol_version in {"2025-11-25"}
+        assert ctx.protocol_version == "2026-07-28"  # a default Client negotiates the stateless era
         return types.CompleteResult(completion=types.CompleteResultCompletion(values=[params.argument.value]))
 
     return server

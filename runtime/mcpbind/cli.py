@@ -44,6 +44,7 @@ from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
 from mcpbind.server.server import Server
+from mcpbind.versions import SUPPORTED_VERSIONS
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -262,7 +263,14 @@ async def _run_call(args: argparse.Namespace) -> int:
         from mcpbind.transports.http.client import HTTPTransportError, LegacySSEError
 
         unreachable = (OSError, HTTPTransportError, LegacySSEError)
-    client = Client("mcpbind", __version__, request_timeout=None)
+    pin: str | None = args.protocol_version
+    if pin is not None and pin not in SUPPORTED_VERSIONS:
+        raise CommandError(
+            f"--protocol-version {pin}: not one of the versions mcpbind speaks ({', '.join(SUPPORTED_VERSIONS)})",
+            2,
+        )
+    # Without a pin the client negotiates: server/discover (MCP 2026-07-28), else initialize.
+    client = Client("mcpbind", __version__, protocol_version=pin, request_timeout=None)
     with anyio.move_on_after(args.timeout) as deadline:
         try:
             async with _connect(client, args) as session:
@@ -402,6 +410,12 @@ def _parser() -> argparse.ArgumentParser:
         "initializing and the request all count",
     )
     call.add_argument("--header", action="append", metavar="NAME=VALUE", help="an HTTP header (repeatable)")
+    call.add_argument(
+        "--protocol-version",
+        metavar="VERSION",
+        help="speak this protocol version (default: negotiate, the newest stateless version when "
+        "the server speaks it, else the newest handshake version both speak)",
+    )
     call.add_argument(
         "--backend",
         choices=["asyncio", "trio"],

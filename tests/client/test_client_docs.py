@@ -28,5 +28,5 @@ def test_call_tool_documents_its_arguments_and_failures() -> None:
 def test_the_client_docstring_tells_its_version_from_the_protocol_version() -> None:
     doc = " ".join((inspect.getdoc(Client) or "").split())
     assert "``version`` is the client's version, not the protocol's" in doc
-    assert "``protocol_version`` is the protocol version to ask the server for" in doc
+    assert "``protocol_version`` pins a version" in doc
     assert "``version`` is the protocol version" not in doc

@@ -37,6 +37,7 @@ from mcpbind.client.remote import RemoteServer
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.http.client import StreamableHTTPTransport, open_streamable_http
+from mcpbind.versions import HANDSHAKE_VERSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -106,7 +107,9 @@ async def connect(
     with anyio.fail_after(TEST_TIMEOUT):
         async with (
             open_streamable_http(url, reconnect_delay=5.0, http_client=http) as transport,
-            (client or Client("mcpbind-http-interop", "0.0.1")).connect(transport) as session,
+            (client or Client("mcpbind-http-interop", "0.0.1", versions=HANDSHAKE_VERSIONS)).connect(
+                transport
+            ) as session,
         ):
             yield session, transport
 
@@ -260,7 +263,7 @@ async def test_official_sampling_request_answered_over_post(official_server: tup
             role="assistant", content=types.TextContent(text=question.text[::-1]), model="reverser"
         )
 
-    client = Client("mcpbind-http-interop", "0.0.1", sampling=sample)
+    client = Client("mcpbind-http-interop", "0.0.1", sampling=sample, versions=HANDSHAKE_VERSIONS)
     async with connect(url, client) as (session, _):
         assert text_of(await session.call_tool("ask", {"question": "olleh"})) == "model said: hello"
 

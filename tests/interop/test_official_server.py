@@ -18,9 +18,9 @@ import pytest
 from mcpbind.client.callbacks import LoggingHandler
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
-from mcpbind.protocol.connection import SUPPORTED_VERSIONS
 from mcpbind.protocol.errors import METHOD_NOT_FOUND, REQUEST_TIMEOUT, McpError
 from mcpbind.schema import v2025_11_25 as types
+from mcpbind.versions import HANDSHAKE_VERSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +33,8 @@ async def connect(
     marker: Path | None = None, logging: LoggingHandler | None = None
 ) -> AsyncIterator[RemoteServer]:
     env = {"OFFICIAL_MARKER": str(marker)} if marker is not None else None
-    client = Client("mcpbind-interop-client", "0.0.1", logging=logging)
+    # The handshake versions (2025-11-25 and older): the era these tests are about.
+    client = Client("mcpbind-interop-client", "0.0.1", logging=logging, versions=HANDSHAKE_VERSIONS)
     async with client.connect_stdio(sys.executable, [str(OFFICIAL_SERVER)], env=env, timeout=15) as session:
         yield session
 
@@ -236,7 +237,7 @@ async def test_our_timeout_cancels_the_official_handler(tmp_path: Path) -> None:
             assert marks(marker) == ["started", "cancelled", "started", "cancelled", "started", "finished"]
 
 
-@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
 async def test_every_protocol_version_we_support(version: str) -> None:
     """The official server speaks every handshake version we do: ask for each in turn."""
     with anyio.fail_after(TEST_TIMEOUT):

@@ -24,6 +24,7 @@ from mcpbind.runtime.middleware import (
     NotifyNext,
 )
 from mcpbind.transports.http.server import StreamableHTTPApp
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import child_env, connected
 from tests.http_harness import serve_asgi
 
@@ -264,7 +265,7 @@ async def test_a_middleware_drops_notifications(anyio_backend: str) -> None:
         client_logs.append(str(params.data))
 
     server.add_middleware(DropAll())
-    client = Client("tester", "0.1", logging=on_log, middleware=[DropSome()])
+    client = Client("tester", "0.1", logging=on_log, middleware=[DropSome()], versions=HANDSHAKE_VERSIONS)
     # Only on_notification is overridden: requests go straight to the handlers.
     assert server.session_handlers()[0] is server.request_handlers
     async with connected(server, client) as session:
@@ -307,7 +308,7 @@ async def test_a_client_middleware_on_sampling(anyio_backend: str) -> None:
             return await call_next(create)
 
     middleware = Sampling()
-    client = Client("tester", "0.1", sampling=sample, middleware=[middleware])
+    client = Client("tester", "0.1", sampling=sample, middleware=[middleware], versions=HANDSHAKE_VERSIONS)
     async with connected(build(), client) as session:
         assert text(await session.call_tool("ask")) == "from handler"
         middleware.mode = "answer"
@@ -345,7 +346,9 @@ class Typed(Middleware):
 
 
 async def test_typed_narrows_and_passes_on(anyio_backend: str) -> None:
-    async with connected(build(Typed()), Client("c", "1", middleware=[Typed()])) as session:
+    async with connected(
+        build(Typed()), Client("c", "1", middleware=[Typed()], versions=HANDSHAKE_VERSIONS)
+    ) as session:
         assert text(await session.call_tool("echo", {"text": "typed"})) == "typed"
 
 
@@ -354,7 +357,7 @@ def test_without_middleware_a_session_gets_the_handlers_themselves() -> None:
     server = build()
     assert server.session_handlers() == (server.request_handlers, server.notification_handlers)
     assert server.session_handlers()[0] is server.request_handlers
-    client = Client("c", "1")
+    client = Client("c", "1", versions=HANDSHAKE_VERSIONS)
     assert client.session_handlers()[1] is client.notification_handlers
     server.add_middleware(Middleware())  # overrides nothing: still no chain
     assert server.session_handlers()[0] is server.request_handlers
@@ -375,7 +378,7 @@ async def test_over_stdio(anyio_backend: str, tmp_path: Path) -> None:
     marker = tmp_path / "lifespan"
     args = [str(PEER), "--backend", anyio_backend, "--marker", str(marker)]
     with anyio.fail_after(30):
-        async with Client("t", "1").connect_stdio(
+        async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect_stdio(
             sys.executable, args, env=child_env(), timeout=10
         ) as session:
             with pytest.raises(McpError) as info:
@@ -404,7 +407,7 @@ async def test_over_streamable_http(anyio_backend: str) -> None:
             return await call_next(request)
 
     app = StreamableHTTPApp(build(record, Refuse()))
-    client = Client("t", "1", sampling=sample, middleware=[Seen()])
+    client = Client("t", "1", sampling=sample, middleware=[Seen()], versions=HANDSHAKE_VERSIONS)
     async with serve_asgi(app) as base:
         with anyio.fail_after(30):
             async with client.connect_url(base + "/mcp", transport="streamable-http") as session:

@@ -15,6 +15,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.memory import MemoryTransport, memory_pair
+from mcpbind.versions import HANDSHAKE_VERSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -75,7 +76,9 @@ async def test_messages_name_the_request_they_belong_to() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, recording)
         with anyio.fail_after(10):
-            async with Client("t", "1", sampling=sampling).connect(client_end) as client:
+            async with Client("t", "1", sampling=sampling, versions=HANDSHAKE_VERSIONS).connect(
+                client_end
+            ) as client:
                 init = recording.sent[0]
                 assert init[0] == "result" and init[1] == init[3] and init[2] is True
 
@@ -108,7 +111,7 @@ async def test_error_answers_are_final_for_their_request() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(Server("routing", "1").run, recording)
         with anyio.fail_after(10):
-            async with Client("t", "1").connect(client_end) as client:
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect(client_end) as client:
                 for line in (
                     b'{"jsonrpc":"2.0","id":"x1","method":"no/such"}',
                     b'{"jsonrpc":"2.0","id":"x2","method":"tools/call","params":{"name":5}}',
@@ -129,7 +132,7 @@ async def test_an_error_leaving_a_session_keeps_its_cause() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(Server("routing", "1").run, server_end)
         with pytest.raises(RuntimeError) as caught:
-            async with Client("t", "1").connect(client_end):
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect(client_end):
                 try:
                     raise KeyError("inner")
                 except KeyError as exc:

@@ -82,7 +82,9 @@ async def connected(server: Server, client: Client | None = None) -> AsyncIterat
     server_end, client_end = memory_pair()
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, server_end)
-        async with (client or Client("tester", "0.1")).connect(client_end, timeout=5) as session:
+        async with (client or Client("tester", "0.1", versions=HANDSHAKE_VERSIONS)).connect(
+            client_end, timeout=5
+        ) as session:
             yield session
         # Closing the client's end ends the server's session by itself.
         with anyio.fail_after(5):
@@ -329,7 +331,9 @@ async def test_a_timeout_raises_and_cancels_the_request_at_the_peer() -> None:
             stopped.set()
         return types.CallToolResult(content=[])
 
-    async with connected(server, Client("t", "1", request_timeout=0.2)) as client:
+    async with connected(
+        server, Client("t", "1", request_timeout=0.2, versions=HANDSHAKE_VERSIONS)
+    ) as client:
         with pytest.raises(McpError) as info:
             await client.call_tool("slow")
         assert info.value.code == REQUEST_TIMEOUT
@@ -343,7 +347,9 @@ async def test_a_timeout_raises_and_cancels_the_request_at_the_peer() -> None:
 async def test_a_short_timeout_is_not_held_up_by_a_longer_one_sent_before() -> None:
     # Requests sent at once are timed by one task of the session: a later, shorter deadline
     # must wake it early.
-    async with connected(echo_server(), Client("t", "1", request_timeout=30)) as client:
+    async with connected(
+        echo_server(), Client("t", "1", request_timeout=30, versions=HANDSHAKE_VERSIONS)
+    ) as client:
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: client.call_tool("sleep", {"seconds": 20}))
             await anyio.sleep(0.05)
@@ -398,7 +404,7 @@ async def test_a_timeout_covers_a_send_that_cannot_complete() -> None:
     transport = _StuckSends(client_end)
     async with anyio.create_task_group() as tg:
         tg.start_soon(echo_server().run, server_end)
-        async with Client("t", "1").connect(transport, timeout=5) as client:
+        async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect(transport, timeout=5) as client:
             transport.stuck = True
             started = anyio.current_time()
             with pytest.raises(McpError) as info:
@@ -486,7 +492,9 @@ async def test_sampling_needs_the_client_capability() -> None:
             role="assistant", model="m", content=types.TextContent(text="sampled")
         )
 
-    async with connected(echo_server(), Client("t", "1", sampling=sample)) as client:
+    async with connected(
+        echo_server(), Client("t", "1", sampling=sample, versions=HANDSHAKE_VERSIONS)
+    ) as client:
         assert (await client.call_tool("sample")).content == [types.TextContent(text="sampled")]
     assert asked[0].max_tokens == 10
 
@@ -535,7 +543,7 @@ async def test_notifications_both_ways() -> None:
     async def roots(params: types.RequestParams, ctx: RequestContext) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[])
 
-    client_side = Client("t", "1", logging=on_log, roots=roots)
+    client_side = Client("t", "1", logging=on_log, roots=roots, versions=HANDSHAKE_VERSIONS)
     seen: list[str] = []
 
     @client_side.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
@@ -560,7 +568,7 @@ async def test_notifications_both_ways() -> None:
 
 async def test_pending_requests_fail_when_the_connection_closes() -> None:
     server_end, client_end = memory_pair()
-    client = Client("t", "1")
+    client = Client("t", "1", versions=HANDSHAKE_VERSIONS)
     reached_the_end = False
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -593,10 +601,10 @@ async def test_a_side_only_handles_what_its_peer_sends() -> None:
     with pytest.raises(ValueError, match="does not receive sampling/createMessage"):
         Server("s", "1").on(methods.SAMPLING_CREATE_MESSAGE)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not receive tools/call"):
-        Client("c", "1").on(methods.TOOLS_CALL)  # type: ignore[arg-type]
+        Client("c", "1", versions=HANDSHAKE_VERSIONS).on(methods.TOOLS_CALL)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not receive notifications/tools/list_changed"):
         Server("s", "1").on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)  # type: ignore[arg-type]
-    client = Client("c", "1")
+    client = Client("c", "1", versions=HANDSHAKE_VERSIONS)
 
     @client.on(methods.ROOTS_LIST)
     async def roots(params: types.RequestParams, ctx: RequestContext) -> types.ListRootsResult:

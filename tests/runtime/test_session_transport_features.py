@@ -20,6 +20,7 @@ from mcpbind.transports.http.client import StreamableHTTPTransport
 from mcpbind.transports.http.server import HttpSessionTransport
 from mcpbind.transports.memory import MemoryTransport, memory_pair
 from mcpbind.transports.stdio import StdioTransport
+from mcpbind.versions import HANDSHAKE_VERSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -83,7 +84,7 @@ async def test_a_transport_with_send_alone_gets_everything_through_it() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, transport)
         with anyio.fail_after(10):
-            async with Client("t", "1").connect(client_end) as client:
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect(client_end) as client:
                 result = await client.call_tool("busy", {"text": "done"}, progress=progress)
                 assert result.content == [types.TextContent(text="done")]
         tg.cancel_scope.cancel()

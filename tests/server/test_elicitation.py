@@ -13,6 +13,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.elicitation import elicit_form, requested_schema
 from mcpbind.server.server import Server
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected
 
 
@@ -74,7 +75,7 @@ async def test_elicit_a_form(answer: dict[str, Any], expected: str) -> None:
         asked.append(params)
         return msgspec.convert(answer, types.ElicitResult)
 
-    async with connected(server, Client("c", "1", elicitation=elicit)) as client:
+    async with connected(server, Client("c", "1", elicitation=elicit, versions=HANDSHAKE_VERSIONS)) as client:
         result = await client.call_tool("signup")
     assert result.content == [types.TextContent(text=expected)]
     assert asked[0].message == "Who are you?" and asked[0].requested_schema.required == ["name", "age"]

@@ -23,6 +23,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.elicitation import notify_elicitation_complete
 from mcpbind.server.server import Server
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected, connected_recording
 from tests.http_harness import serve_asgi
 
@@ -101,7 +102,7 @@ async def test_url_mode_is_refused_before_sending_to_a_form_only_client(
     anyio_backend: str, declared: types.ClientCapabilitiesElicitation
 ) -> None:
     recorder = Recorder()
-    client = Client("c", "1", elicitation=recorder)
+    client = Client("c", "1", elicitation=recorder, versions=HANDSHAKE_VERSIONS)
     client.capabilities = types.ClientCapabilities(elicitation=declared)  # as older clients say it
     async with connected_recording(asking_server(), client) as (session, sent):
         answer = text(await session.call_tool("ask", {"mode": "url"}))
@@ -116,7 +117,7 @@ async def test_url_mode_is_refused_before_sending_to_a_form_only_client(
 @pytest.mark.parametrize("kind", ["memory", "http"])
 async def test_a_client_declaring_url_mode_gets_url_elicitations(anyio_backend: str, kind: str) -> None:
     recorder = Recorder()
-    client = Client("c", "1", elicitation=recorder, elicitation_modes=("url",))
+    client = Client("c", "1", elicitation=recorder, elicitation_modes=("url",), versions=HANDSHAKE_VERSIONS)
     assert client.capabilities.elicitation == types.ClientCapabilitiesElicitation(url={})
     async with over(kind, asking_server(), client) as session:
         assert text(await session.call_tool("ask", {"mode": "url"})) == "accept"
@@ -126,7 +127,9 @@ async def test_a_client_declaring_url_mode_gets_url_elicitations(anyio_backend: 
     assert recorder.asked == [LINK]
 
     both = Recorder()
-    client = Client("c", "1", elicitation=both, elicitation_modes=("form", "url"))
+    client = Client(
+        "c", "1", elicitation=both, elicitation_modes=("form", "url"), versions=HANDSHAKE_VERSIONS
+    )
     assert client.capabilities.elicitation == types.ClientCapabilitiesElicitation(form={}, url={})
     async with over(kind, asking_server(), client) as session:
         assert text(await session.call_tool("ask", {"mode": "url"})) == "accept"
@@ -139,7 +142,7 @@ async def test_a_client_declares_form_mode_by_default_and_refuses_an_undeclared_
     anyio_backend: str,
 ) -> None:
     recorder = Recorder()
-    client = Client("c", "1", elicitation=recorder)
+    client = Client("c", "1", elicitation=recorder, versions=HANDSHAKE_VERSIONS)
     assert client.capabilities.elicitation == types.ClientCapabilitiesElicitation(form={})
     server = asking_server()
 
@@ -160,9 +163,9 @@ async def test_a_client_declares_form_mode_by_default_and_refuses_an_undeclared_
     assert answer.startswith(f"error {INVALID_PARAMS}: ") and "url mode" in answer
     assert recorder.asked == []
     with pytest.raises(ValueError, match="elicitation_modes"):
-        Client("c", "1", elicitation=recorder, elicitation_modes=())
+        Client("c", "1", elicitation=recorder, elicitation_modes=(), versions=HANDSHAKE_VERSIONS)
     with pytest.raises(ValueError, match="elicitation_modes"):
-        Client("c", "1", elicitation_modes=("url",))
+        Client("c", "1", elicitation_modes=("url",), versions=HANDSHAKE_VERSIONS)
 
 
 @pytest.mark.parametrize("kind", ["memory", "http"])
@@ -173,7 +176,7 @@ async def test_url_elicitation_required_error_reaches_the_client_typed(anyio_bac
     async def files() -> str:
         raise URLElicitationRequiredError([LINK], "Authorization is required to access your files.")
 
-    client = Client("c", "1", elicitation=Recorder(), elicitation_modes=("url",))
+    client = Client("c", "1", elicitation=Recorder(), elicitation_modes=("url",), versions=HANDSHAKE_VERSIONS)
     async with over(kind, server, client) as session:
         with pytest.raises(URLElicitationRequiredError) as caught:
             await session.call_tool("files")
@@ -229,7 +232,12 @@ async def test_elicitation_complete_reaches_the_client_that_was_asked(anyio_back
 
     handlers = {methods.NOTIFICATIONS_ELICITATION_COMPLETE.method: on_complete}
     client = Client(
-        "c", "1", elicitation=Recorder(), elicitation_modes=("url",), notification_handlers=handlers
+        "c",
+        "1",
+        elicitation=Recorder(),
+        elicitation_modes=("url",),
+        notification_handlers=handlers,
+        versions=HANDSHAKE_VERSIONS,
     )
     async with connected(server, client) as session:
         assert text(await session.call_tool("connect")) == "done"
@@ -237,6 +245,8 @@ async def test_elicitation_complete_reaches_the_client_that_was_asked(anyio_back
             await done.wait()
     assert completed == ["e-1"]
 
-    async with connected(server, Client("c", "1", elicitation=Recorder())) as session:
+    async with connected(
+        server, Client("c", "1", elicitation=Recorder(), versions=HANDSHAKE_VERSIONS)
+    ) as session:
         assert text(await session.call_tool("connect")) == "refused"
     assert "'elicitation.url'" in refused[0].message

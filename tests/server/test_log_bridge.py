@@ -13,6 +13,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.log_bridge import forward_logging, mcp_level
 from mcpbind.server.server import Server
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +52,7 @@ async def test_records_reach_the_client() -> None:
         assert isinstance(params.logger, str)
         received.append((params.level, params.logger, str(params.data)))
 
-    async with connected(server, Client("c", "1", logging=on_log)) as client:
+    async with connected(server, Client("c", "1", logging=on_log, versions=HANDSHAKE_VERSIONS)) as client:
         await client.call_tool("work")
         await client.call_tool("threaded")
         await client.set_logging_level("error")

@@ -16,6 +16,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.log_bridge import forward_logging
 from mcpbind.server.server import Server
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected, connected_recording
 
 pytestmark = pytest.mark.anyio
@@ -49,7 +50,9 @@ async def test_a_server_that_does_not_log_does_not_declare_logging(anyio_backend
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         got.append(params)
 
-    async with connected_recording(server_with_tools(), Client("c", "1", logging=on_log)) as (session, sent):
+    async with connected_recording(
+        server_with_tools(), Client("c", "1", logging=on_log, versions=HANDSHAKE_VERSIONS)
+    ) as (session, sent):
         caps = session.server_capabilities
         assert caps.logging is types.UNSET and caps.tools is not types.UNSET
         with pytest.raises(McpError) as caught:
@@ -85,7 +88,7 @@ async def test_a_server_that_logs_declares_logging(anyio_backend: str, how: str)
             ctx.session.log_level = params.level
             return types.Result()
 
-    async with connected(server, Client("c", "1", logging=on_log)) as session:
+    async with connected(server, Client("c", "1", logging=on_log, versions=HANDSHAKE_VERSIONS)) as session:
         assert session.server_capabilities.logging == {}
         await session.set_logging_level("info")
         await session.call_tool("say")

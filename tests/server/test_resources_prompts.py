@@ -23,6 +23,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.memory import memory_pair
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
@@ -133,7 +134,7 @@ async def test_reading() -> None:
 def watching(*specs: NotificationSpec[Any, Any]) -> tuple[Client, anyio.abc.ObjectReceiveStream[str]]:
     """A client that puts what each notification of ``specs`` tells (its URI, else its method)
     into the returned stream."""
-    client = Client("watcher", "1")
+    client = Client("watcher", "1", versions=HANDSHAKE_VERSIONS)
     send, receive = anyio.create_memory_object_stream[str](100)
 
     async def seen(params: Any, ctx: RequestContext) -> None:

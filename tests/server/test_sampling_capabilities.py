@@ -15,6 +15,7 @@ from mcpbind.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected, connected_recording
 
 pytestmark = pytest.mark.anyio
@@ -80,7 +81,9 @@ def text(result: types.CallToolResult) -> str:
 
 async def test_what_the_client_did_not_declare_is_refused_before_sending(anyio_backend: str) -> None:
     sampler = Sampler()
-    async with connected_recording(sampling_server(), Client("c", "1", sampling=sampler)) as (session, sent):
+    async with connected_recording(
+        sampling_server(), Client("c", "1", sampling=sampler, versions=HANDSHAKE_VERSIONS)
+    ) as (session, sent):
         answers = {name: text(await session.call_tool("sample", {"variant": name})) for name in VARIANTS}
     for name, (_, needed) in VARIANTS.items():
         if needed is None:
@@ -95,7 +98,9 @@ async def test_what_the_client_did_not_declare_is_refused_before_sending(anyio_b
 
 async def test_a_client_declaring_sampling_tools_and_context_gets_them(anyio_backend: str) -> None:
     sampler = Sampler()
-    client = Client("c", "1", sampling=sampler, sampling_tools=True, sampling_context=True)
+    client = Client(
+        "c", "1", sampling=sampler, sampling_tools=True, sampling_context=True, versions=HANDSHAKE_VERSIONS
+    )
     assert client.capabilities.sampling == types.ClientCapabilitiesSampling(tools={}, context={})
     async with connected(sampling_server(), client) as session:
         for name in ("tools", "toolChoice", "includeContext thisServer"):
@@ -103,14 +108,19 @@ async def test_a_client_declaring_sampling_tools_and_context_gets_them(anyio_bac
     assert sampler.asked[0].tools == [WEATHER]
     assert sampler.asked[1].tool_choice == types.ToolChoice(mode="auto")
     assert sampler.asked[2].include_context == "thisServer"
-    assert Client("c", "1", sampling=sampler).capabilities.sampling == types.ClientCapabilitiesSampling()
+    assert (
+        Client("c", "1", sampling=sampler, versions=HANDSHAKE_VERSIONS).capabilities.sampling
+        == types.ClientCapabilitiesSampling()
+    )
     with pytest.raises(ValueError, match="sampling handler"):
-        Client("c", "1", sampling_tools=True)
+        Client("c", "1", sampling_tools=True, versions=HANDSHAKE_VERSIONS)
 
 
 async def test_a_client_without_sampling_tools_refuses_tools(anyio_backend: str) -> None:
     sampler = Sampler()
-    async with connected(sampling_server(lie=True), Client("c", "1", sampling=sampler)) as session:
+    async with connected(
+        sampling_server(lie=True), Client("c", "1", sampling=sampler, versions=HANDSHAKE_VERSIONS)
+    ) as session:
         for name in ("tools", "toolChoice"):
             answer = text(await session.call_tool("sample", {"variant": name}))
             assert answer.startswith(f"error {INVALID_PARAMS}: ") and "'sampling.tools'" in answer

@@ -11,6 +11,7 @@ from mcpbind.client.client import Client
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
@@ -78,7 +79,7 @@ async def test_logging_level_filters_messages() -> None:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params.level)
 
-    async with connected(server, Client("c", "1", logging=on_log)) as client:
+    async with connected(server, Client("c", "1", logging=on_log, versions=HANDSHAKE_VERSIONS)) as client:
         assert client.server_capabilities.logging is not types.UNSET
         await client.call_tool("chatter")
         await client.set_logging_level("warning")
@@ -93,7 +94,7 @@ async def test_logging_level_filters_messages() -> None:
 async def test_removing_a_tool_tells_connected_clients() -> None:
     server = build()
     changes: list[str] = []
-    client_side = Client("c", "1")
+    client_side = Client("c", "1", versions=HANDSHAKE_VERSIONS)
 
     @client_side.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
     async def changed(params: types.NotificationParams, ctx: RequestContext) -> None:

@@ -255,7 +255,22 @@ def _shared_codec(role: Role, batching: bool | None) -> Codec:
 
 @functools.cache
 def _codec_for(role: Role, batching: bool) -> Codec:
-    return Codec(_server_table() if role == "server" else methods, role, batching=batching)
+    return Codec(_server_table() if role == "server" else _client_table(), role, batching=batching)
+
+
+def _client_table() -> ModuleType:
+    """What a client accepts: the handler-facing table, plus the notifications only the
+    stateless versions have (``notifications/subscriptions/acknowledged``, in their types)."""
+    table = ModuleType("mcpbind.protocol.connection.client_table")
+    modern = schema_for(LATEST_VERSION).methods
+    table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
+    table.BATCHING = methods.BATCHING  # type: ignore[attr-defined]
+    table.REQUESTS = methods.REQUESTS  # type: ignore[attr-defined]
+    table.NOTIFICATIONS = {  # type: ignore[attr-defined]
+        **methods.NOTIFICATIONS,
+        **{m: spec for m, spec in modern.NOTIFICATIONS.items() if m not in methods.NOTIFICATIONS},
+    }
+    return table
 
 
 def _server_table() -> ModuleType:
@@ -593,8 +608,13 @@ class Connection:
 
     def _error_response(self, message: ErrorResponse) -> list[Event]:
         ident = message.id
-        if ident is None or isinstance(ident, msgspec.UnsetType) or self._pending.pop(ident, None) is None:
-            return [UnmatchedResponse(None if isinstance(ident, msgspec.UnsetType) else ident)]
+        if ident is None or isinstance(ident, msgspec.UnsetType):
+            return [UnmatchedResponse(None)]
+        pending = self._pending.pop(ident, None)
+        if pending is None:
+            return [UnmatchedResponse(ident)]
+        if pending.method == "initialize" and self.role == "client":
+            self.phase = Phase.NEW  # refused: a client negotiating the era may probe again
         error = message.error
         return [ErrorReceived(ident, error_from_response(error.code, error.message, error.data))]
 
@@ -699,12 +719,28 @@ class Connection:
         return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
 
     def _check_may_send(self, spec: RequestSpec[Any, Any, Any], params: Any, related: bool) -> None:
-        if spec.method == "initialize":
+        method = spec.method
+        if self.role == "client":
+            stateless = self.protocol_version in MODERN_VERSIONS
+            if stateless and method in REMOVED_METHODS:
+                raise McpError(
+                    INVALID_REQUEST,
+                    f"{method} is not part of protocol version {self.protocol_version} (stateless: "
+                    "no handshake, no session state); nothing was sent",
+                )
+            if method == "server/discover" and self.phase is Phase.NEW:
+                return  # the probe of a client negotiating the era
+            if method in MODERN_ONLY_METHODS and not stateless and self.phase is not Phase.NEW:
+                raise McpError(
+                    INVALID_REQUEST,
+                    f"{method} is not part of protocol version {self.protocol_version}; nothing was sent",
+                )
+        if method == "initialize":
             if self.role != "client" or self.phase is not Phase.NEW:
                 raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
             return
-        if spec.method != "ping" and self.phase is Phase.NEW:
-            raise McpError(INVALID_REQUEST, f"Cannot send {spec.method} before initialization")
+        if method != "ping" and self.phase is Phase.NEW:
+            raise McpError(INVALID_REQUEST, f"Cannot send {method} before initialization")
         sender_ok = (
             spec.direction.sent_by_client() if self.role == "client" else spec.direction.sent_by_server()
         )
@@ -783,7 +819,7 @@ class Connection:
 
     def initialized(self, result: types.InitializeResult) -> bytes:
         """Check the server's answer to initialize; the ``notifications/initialized`` to send."""
-        if result.protocol_version not in self.versions:
+        if result.protocol_version not in self.versions or result.protocol_version in MODERN_VERSIONS:
             raise McpError(
                 INVALID_REQUEST,
                 f"The server answered with protocol version {result.protocol_version!r}, "
@@ -797,6 +833,35 @@ class Connection:
         self.phase = Phase.READY
         return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
 
+    def adopt(
+        self,
+        version: str,
+        server_info: types.Implementation | None,
+        capabilities: Any,
+        instructions: str | None = None,
+    ) -> None:
+        """A client side speaks the stateless ``version`` from now on, without a handshake:
+        what the server said of itself (``server/discover``, or nothing for a client pinned
+        without it) stands in for an initialize result. ``ValueError`` for a version this side
+        does not speak or that is not stateless."""
+        if self.role != "client":
+            raise ValueError("only a client adopts a stateless version")
+        if version not in self._modern_versions:
+            raise ValueError(f"not a stateless protocol version this client speaks: {version!r}")
+        self.protocol_version = version
+        self.peer.info = server_info
+        self.peer.capabilities = capabilities
+        self.peer.instructions = instructions
+        self._codec = _shared_codec(self.role, schema_for(version).methods.BATCHING)
+        self.phase = Phase.READY
+
+    @property
+    def next_request_id(self) -> RequestId:
+        """The id the next request this side starts will get (read it just before sending,
+        with no ``await`` between: a client's ``subscriptions/listen`` learns so the id its
+        notifications will be tagged with)."""
+        return self._next_id + 1
+
     # -- versions -------------------------------------------------------------------------
 
     def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes:
@@ -805,7 +870,8 @@ class Connection:
     def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:
         """``value`` as the negotiated (older) version knows it: what it lacks is dropped."""
         version = self.protocol_version
-        if version is None or version == CANONICAL_VERSION or value is UNSET:
+        if version is None or version == CANONICAL_VERSION or value is UNSET or version in MODERN_VERSIONS:
+            # (a stateless version's messages are the handler-facing types, sent as they are)
             return value
         table = schema_for(version).methods
         if part == "notification":

@@ -20,6 +20,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.base import MessageTooLarge
 from mcpbind.transports.http.client import HTTPTransportError, StreamableHTTPTransport, open_streamable_http
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.http_harness import serve_asgi
 from tests.transports.http.http_fake_server import (
     HOLD,
@@ -46,7 +47,9 @@ async def connect(
         with anyio.fail_after(TIMEOUT):
             async with (
                 open_streamable_http(f"{base}/mcp", **options) as transport,
-                (client or Client("tester", "1.0")).connect(transport) as session,
+                (client or Client("tester", "1.0", versions=HANDSHAKE_VERSIONS)).connect(
+                    transport
+                ) as session,
             ):
                 yield session, transport
 
@@ -105,7 +108,10 @@ async def test_sse_answer_with_notifications_before_the_response() -> None:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logged.append(params.data)
 
-    async with connect(fake, Client("tester", "1.0", logging=on_log)) as (session, _):
+    async with connect(fake, Client("tester", "1.0", logging=on_log, versions=HANDSHAKE_VERSIONS)) as (
+        session,
+        _,
+    ):
         result = await session.call_tool("echo", {}, progress=on_progress)
         assert text_of(result) == "done"
         assert progress == [(1, 2, "half")]
@@ -140,7 +146,10 @@ async def test_a_json_batch_answer_delivers_every_message() -> None:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logged.append(params.data)
 
-    async with connect(fake, Client("tester", "1.0", logging=on_log)) as (session, _):
+    async with connect(fake, Client("tester", "1.0", logging=on_log, versions=HANDSHAKE_VERSIONS)) as (
+        session,
+        _,
+    ):
         assert text_of(await session.call_tool("echo", {})) == "second"
         with anyio.fail_after(5):
             while not logged:
@@ -200,7 +209,12 @@ async def test_get_stream_delivers_server_notifications_and_is_resumed() -> None
         if count == 2:
             twice.set()
 
-    client = Client("tester", "1.0", notification_handlers={"notifications/tools/list_changed": on_changed})
+    client = Client(
+        "tester",
+        "1.0",
+        notification_handlers={"notifications/tools/list_changed": on_changed},
+        versions=HANDSHAKE_VERSIONS,
+    )
     async with connect(fake, client, reconnect_delay=30):
         await twice.wait()
     gets = fake.requests("GET")
@@ -246,7 +260,9 @@ async def test_an_oversized_message_on_the_get_stream_is_skipped() -> None:
         logged.append(params.data)
         got.set()
 
-    async with connect(fake, Client("tester", "1.0", logging=on_log), max_message_size=1000):
+    async with connect(
+        fake, Client("tester", "1.0", logging=on_log, versions=HANDSHAKE_VERSIONS), max_message_size=1000
+    ):
         await got.wait()
         # The session told the server about the message it could not take (id null, -32600).
         reported = await fake.wait_for(lambda s: s.is_response)
@@ -359,7 +375,10 @@ async def test_a_sampling_request_on_the_post_stream_is_answered_by_post() -> No
     ) -> types.CreateMessageResult:
         return types.CreateMessageResult(role="assistant", content=types.TextContent(text="4"), model="m")
 
-    async with connect(fake, Client("tester", "1.0", sampling=sample)) as (session, _):
+    async with connect(fake, Client("tester", "1.0", sampling=sample, versions=HANDSHAKE_VERSIONS)) as (
+        session,
+        _,
+    ):
         assert text_of(await session.call_tool("echo", {})) == "tool done"
     [answer] = [s for s in fake.requests("POST") if s.is_response]
     assert answer.status == 202
@@ -526,7 +545,7 @@ async def test_initialize_4xx_raises_http_transport_error_for_the_legacy_probe(s
     fake.post_handlers["initialize"] = lambda seen: Status(status, b"no MCP here")
     async with serve_asgi(fake) as base, open_streamable_http(f"{base}/mcp") as transport:
         with anyio.fail_after(TIMEOUT), pytest.raises(HTTPTransportError) as info:
-            async with Client().connect(transport):
+            async with Client(versions=HANDSHAKE_VERSIONS).connect(transport):
                 pass
         assert (info.value.status, info.value.body) == (status, "no MCP here")
         assert transport.initialize_status == status
@@ -537,7 +556,7 @@ async def test_initialize_5xx_is_an_mcp_error() -> None:
     fake.post_handlers["initialize"] = lambda seen: Status(502, b"bad gateway")
     async with serve_asgi(fake) as base, open_streamable_http(f"{base}/mcp") as transport:
         with anyio.fail_after(TIMEOUT), pytest.raises(McpError) as info:
-            async with Client().connect(transport):
+            async with Client(versions=HANDSHAKE_VERSIONS).connect(transport):
                 pass
         assert "502" in info.value.message
         assert transport.initialize_status == 502
@@ -549,7 +568,7 @@ async def test_no_server_listening_is_an_mcp_error() -> None:
             pass  # the port is free again
         async with open_streamable_http(f"{base}/mcp") as transport:
             with pytest.raises(McpError) as info:
-                async with Client().connect(transport):
+                async with Client(versions=HANDSHAKE_VERSIONS).connect(transport):
                     pass
     assert info.value.code == CONNECTION_CLOSED and "ConnectError" in info.value.message
 
@@ -614,7 +633,7 @@ async def test_closing_stops_the_streams_and_ends_receive() -> None:
     fake.get_handler = lambda seen: Sse([event(None, id="g0"), HOLD])
     async with serve_asgi(fake) as base, open_streamable_http(f"{base}/mcp") as transport:
         with anyio.fail_after(TIMEOUT):
-            async with Client().connect(transport):
+            async with Client(versions=HANDSHAKE_VERSIONS).connect(transport):
                 await fake.wait_for(lambda s: s.method == "GET")
             # The session closed the transport: the GET stream ended with it.
             gets = await fake.wait_for(lambda s: s.method == "GET" and s.finished is not None)

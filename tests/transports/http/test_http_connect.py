@@ -20,6 +20,7 @@ from mcpbind.server.server import Server
 from mcpbind.transports.http.client import HTTPTransportError
 from mcpbind.transports.http.legacy import LegacySSEApp
 from mcpbind.transports.http.server import StreamableHTTPApp
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import child_env
 from tests.http_harness import serve_asgi
 
@@ -50,7 +51,9 @@ async def test_connect_url_speaks_streamable_http() -> None:
 
     async with serve_asgi(app) as base:
         with anyio.fail_after(20):
-            async with Client("t", "1").connect_url(base + "/mcp", transport="streamable-http") as session:
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect_url(
+                base + "/mcp", transport="streamable-http"
+            ) as session:
                 assert session.protocol_version == "2025-11-25"
                 result = await session.call_tool("count", {"n": 3}, progress=progress)
                 assert result.content == [types.TextContent(text="counted to 3")]
@@ -70,7 +73,7 @@ async def test_connect_url_speaks_streamable_http() -> None:
 async def test_errors_come_out_as_themselves() -> None:
     async with serve_asgi(StreamableHTTPApp(build())) as base:
         with anyio.fail_after(20), pytest.raises(McpError) as caught:
-            async with Client("t", "1").connect_url(base + "/mcp") as session:
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect_url(base + "/mcp") as session:
                 await session.call_tool("nope", {})
         assert caught.value.code == INVALID_PARAMS
 
@@ -80,11 +83,13 @@ async def test_auto_falls_back_to_legacy_sse() -> None:
     app = LegacySSEApp(build())
     async with serve_asgi(app) as base:
         with anyio.fail_after(20):
-            async with Client("t", "1").connect_url(base + "/sse") as session:
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect_url(base + "/sse") as session:
                 result = await session.call_tool("count", {"n": 2})
                 assert result.content == [types.TextContent(text="counted to 2")]
             with pytest.raises(HTTPTransportError) as refused:
-                async with Client("t", "1").connect_url(base + "/sse", transport="streamable-http"):
+                async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect_url(
+                    base + "/sse", transport="streamable-http"
+                ):
                     pass
             assert refused.value.status in (400, 404, 405)
 

@@ -32,6 +32,7 @@ from mcpbind.server.server import Server
 from mcpbind.transports.base import MessageTooLarge
 from mcpbind.transports.http.client import LegacySSEError, LegacySSETransport, open_legacy_sse
 from mcpbind.transports.http.legacy import LegacySession, LegacySSEApp
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.http_harness import ServerName, serve_asgi
 
 methods = types.methods
@@ -124,7 +125,7 @@ async def connected(
 ) -> AsyncIterator[tuple[LegacySSETransport, RemoteServer]]:
     async with (
         open_legacy_sse(base_url + "/sse", **options) as transport,
-        (client or Client("legacy-tester", "0.1")).connect(transport) as session,
+        (client or Client("legacy-tester", "0.1", versions=HANDSHAKE_VERSIONS)).connect(transport) as session,
     ):
         yield transport, session
 
@@ -209,7 +210,10 @@ async def test_a_sampling_request_from_the_server_is_answered(app: LegacySSEApp)
     with anyio.fail_after(TIMEOUT):
         async with (
             serve_asgi(app) as base_url,
-            connected(base_url, Client("s", "1", sampling=sample)) as (_, session),
+            connected(base_url, Client("s", "1", sampling=sample, versions=HANDSHAKE_VERSIONS)) as (
+                _,
+                session,
+            ),
         ):
             result = await session.call_tool("ask", {"question": "meaning?"})
     assert text_of(result) == "forty-two"
@@ -321,7 +325,7 @@ async def test_custom_paths_and_keep_alive(probe: Probe) -> None:
                 assert await anext(lines) == ": ping"
             async with (
                 open_legacy_sse(base_url + "/events") as transport,
-                Client().connect(transport) as session,
+                Client(versions=HANDSHAKE_VERSIONS).connect(transport) as session,
             ):
                 assert transport.endpoint.startswith(base_url + "/post?session_id=")
                 await session.ping()
@@ -684,7 +688,7 @@ async def test_a_reading_client_keeps_up_with_a_burst(asgi_server: ServerName) -
     times = 300
     got = 0
     all_in = anyio.Event()
-    listener = Client("listener", "1")
+    listener = Client("listener", "1", versions=HANDSHAKE_VERSIONS)
 
     @listener.on_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
     async def changed(params: types.NotificationParams, ctx: RequestContext) -> None:

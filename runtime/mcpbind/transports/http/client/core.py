@@ -23,6 +23,7 @@ from mcpbind.protocol.peek import Peeked
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.transports.http.client.errors import Failure
+from mcpbind.transports.http.client.headers import ParamHeaders
 from mcpbind.transports.http.client.lanes import CONTROL_CONNECTIONS, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from mcpbind.transports.http.client.messages import is_response_to, negotiated_version, peek_message
 from mcpbind.transports.http.client.received import QueuedReceive, Received
@@ -105,6 +106,12 @@ class TransportCore(QueuedReceive):
         self.protocol_version: str | None = None
         """The negotiated protocol version, sent as ``MCP-Protocol-Version`` once known."""
         self.initialize_status: int | None = None
+        self.tool_param_headers: dict[str, ParamHeaders] = {}
+        """Stateless versions: the ``Mcp-Param-*`` headers of each tool's calls (its
+        ``x-mcp-header`` arguments), kept up to date by the client from ``tools/list``."""
+        # Stateless requests in flight: their streams are not resumed, and cancelling one
+        # closes its stream instead of sending notifications/cancelled.
+        self._stateless_requests: set[RequestId] = set()
 
     # -- HTTP requests ----------------------------------------------------------------------
 

@@ -61,6 +61,10 @@ class LegacySSEError(Exception):
 class LegacySSETransport(QueuedReceive):
     """A client's end of an HTTP+SSE session; made by :func:`open_legacy_sse`."""
 
+    # The transport of 2024-11-05: a client connecting over it goes straight to initialize,
+    # without probing for the stateless versions (``Client.connect`` reads this).
+    handshake_only = True
+
     def __init__(
         self,
         client: httpx.AsyncClient,

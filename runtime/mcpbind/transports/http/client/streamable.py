@@ -73,18 +73,26 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import anyio.abc
 import httpx
+import msgspec
 
 from mcpbind.exception_groups import only_error
-from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
+from mcpbind.protocol.errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    REQUEST_TIMEOUT,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from mcpbind.protocol.peek import Peeked
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http.client.core import EVENT_STREAM, JSON, SESSION_HEADER
 from mcpbind.transports.http.client.errors import Failure, HTTPTransportError
+from mcpbind.transports.http.client.headers import stateless_headers
 from mcpbind.transports.http.client.lanes import DEFAULT_MAX_REQUESTS_IN_FLIGHT, Place, connection_limits
 from mcpbind.transports.http.client.messages import cancelled_request, is_response_to, peek_message, split
 from mcpbind.transports.http.client.renewal import SessionRenewal
@@ -102,6 +110,19 @@ if sys.version_info < (3, 11):  # pragma: no cover
 __all__ = ["HTTPTransportError", "StreamableHTTPTransport", "open_streamable_http"]
 
 log = logging.getLogger("mcpbind.http.client")
+
+
+class _Error(msgspec.Struct):
+    code: int
+    message: str
+    data: Any = msgspec.UNSET
+
+
+class _ErrorBody(msgspec.Struct):
+    error: _Error
+
+
+_error_body = msgspec.json.Decoder(_ErrorBody)
 
 
 class StreamableHTTPTransport(SessionRenewal):
@@ -127,6 +148,13 @@ class StreamableHTTPTransport(SessionRenewal):
         elif envelope.method == "notifications/initialized":
             self._initialized_message = message
         elif envelope.method == "notifications/cancelled":
+            ident = cancelled_request(message)
+            if ident is not None and ident in self._stateless_requests:
+                # A stateless request is cancelled by closing its stream; nothing is sent.
+                scope = self._request_streams.pop(ident, None)
+                if scope is not None:
+                    scope.cancel()
+                return
             # Delivered in the background: the caller (a cancelled request) waits for it only
             # briefly, and it may have to wait for a place behind other control messages.
             self._tasks.start_soon(self._background, self._cancel, message, envelope)
@@ -177,13 +205,21 @@ class StreamableHTTPTransport(SessionRenewal):
         """POST one message and route what comes back. Raises :class:`Failure`. A request's
         stream is read in the background, which gives ``place`` back when it ends."""
         is_initialize = envelope.method == "initialize"
-        headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=is_initialize)
+        stateless = stateless_headers(message, self.tool_param_headers)
+        if stateless is not None:
+            # A stateless request: its own version and the mirrored headers, no session.
+            headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=True)
+            headers.update(stateless)
+        else:
+            headers = self._request_headers(f"{JSON}, {EVENT_STREAM}", initialize=is_initialize)
         headers["content-type"] = JSON
-        sent_session = None if is_initialize else self.session_id
+        sent_session = None if is_initialize or stateless is not None else self.session_id
         request = self._client.build_request(
             "POST", self.url, content=message, headers=headers, timeout=self._stream_timeout
         )
         response = await self._open(request)
+        if stateless is not None and isinstance(envelope.id, int | str):
+            self._stateless_requests.add(envelope.id)
         handed_over = False
         try:
             status = response.status_code
@@ -208,7 +244,15 @@ class StreamableHTTPTransport(SessionRenewal):
                     404,
                 )
             if not 200 <= status < 300:
-                body = await error_body(response)
+                if isinstance(envelope.id, int | str) and media_type(response) == JSON:
+                    # A JSON-RPC error at an HTTP error status (a stateless server's 400 for an
+                    # unsupported version, 404 for an unknown method): the request gets it.
+                    error, body = await self._json_error(response, envelope.id, is_initialize)
+                    if error is not None:
+                        await self._deliver(error)
+                        return
+                else:
+                    body = await error_body(response)
                 if is_initialize and 400 <= status < 500:
                     raise HTTPTransportError(status, body)
                 raise Failure(
@@ -250,6 +294,8 @@ class StreamableHTTPTransport(SessionRenewal):
             raise Failure(CONNECTION_CLOSED, f"POST {self.url} failed while reading: {exc!r}") from None
         finally:
             if not handed_over:
+                if stateless is not None and isinstance(envelope.id, int | str):
+                    self._stateless_requests.discard(envelope.id)
                 await close(response)
 
     async def _deliver_json(self, response: httpx.Response, ident: RequestId) -> None:
@@ -282,6 +328,28 @@ class StreamableHTTPTransport(SessionRenewal):
             )
         for item, envelope in zip(messages, peeked, strict=True):
             await self._deliver(item, envelope)
+
+    async def _json_error(
+        self, response: httpx.Response, ident: RequestId, initialize: bool
+    ) -> tuple[bytes | None, str]:
+        """The JSON-RPC error in an error status's body, as the response to ``ident`` (``None``
+        when the body holds none; for initialize, none but -32022, which tells a stateless
+        server from a legacy one), and the start of the body, for messages."""
+        try:
+            with anyio.fail_after(self._timeout):
+                body = await read_body(response, ERROR_BODY_LIMIT)
+        except (TimeoutError, httpx.HTTPError):
+            return None, ""
+        if body is None:
+            return None, ""
+        text = body.decode("utf-8", "replace").strip()
+        try:
+            error = _error_body.decode(body).error
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None, text
+        if initialize and error.code != UNSUPPORTED_PROTOCOL_VERSION:
+            return None, text
+        return Codec.encode_error(ident, error.code, error.message, error.data), text
 
     async def _fail(self, envelope: Peeked, failure: Failure) -> None:
         """A request gets an error response made here; anything else is only logged."""

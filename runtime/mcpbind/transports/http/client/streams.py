@@ -72,6 +72,7 @@ class SSEStreams(TransportCore):
         finally:
             if self._request_streams.get(ident) is scope:
                 del self._request_streams[ident]
+            self._stateless_requests.discard(ident)
             place.give_back()
 
     async def _open_get_stream(self) -> None:
@@ -110,6 +111,11 @@ class SSEStreams(TransportCore):
         """
         ident = position.request_id
         what = "GET stream" if ident is None else f"stream of request {ident!r}"
+        if ident is not None and ident in self._stateless_requests:
+            return Failure(
+                CONNECTION_CLOSED,
+                f"The {what} ended before its response (a stateless request's stream is not resumed)",
+            )
         attempts = 0
         wait = not connect_at_once
         while not position.answered and not self._closed:
