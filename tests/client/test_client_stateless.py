@@ -325,21 +325,24 @@ async def test_a_handshake_only_http_server_gets_initialize() -> None:
             assert (await server.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
 
 
-async def test_any_mcpbind_http_server_is_reached() -> None:
-    # Whichever era its HTTP endpoint serves, the negotiation ends in a working connection.
+async def test_an_mcpbind_http_server_is_spoken_to_statelessly() -> None:
     from tests.http_harness import serve_asgi
 
     with anyio.fail_after(20):
+        server_side = make_server()
         async with (
-            serve_asgi(make_server().http_app()) as base,
+            serve_asgi(server_side.http_app()) as base,
             Client().connect_url(base + "/mcp") as server,
         ):
+            assert server.stateless and server.protocol_version == "2026-07-28"
             assert (await server.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
+            async with server.listen(tools=True) as changes:
+                assert changes.acknowledged.tools_list_changed is True
+                server_side.remove_tool("add")
+                assert await changes.next(5) == ToolsListChanged()
 
 
-# -- features of mcpbind's server still being built on other branches -------------------------
-# They run once the server side has them (multi round-trip requests, subscriptions/listen);
-# until then they are skipped, saying so.
+# -- features of mcpbind's server: multi round-trip requests, subscriptions/listen -------------
 
 
 async def test_mrtr_with_an_mcpbind_server() -> None:
@@ -372,12 +375,7 @@ async def test_mrtr_with_an_mcpbind_server() -> None:
     with anyio.fail_after(10):
         async with connected(server_side, client) as server:
             assert server.stateless
-            try:
-                result = await server.call_tool("ask")
-            except McpError as exc:
-                if "before initialization" in exc.message:
-                    pytest.skip("mcpbind's server does not drive multi round-trip requests yet")
-                raise
+            result = await server.call_tool("ask")
             assert result.content == [types.TextContent(text="Ada ok 1")]
 
 
@@ -386,18 +384,10 @@ async def test_listen_with_an_mcpbind_server() -> None:
     with anyio.fail_after(10):
         async with connected(server_side, Client()) as server:
             assert server.stateless
-            try:
-                changes = await server.listen(tools=True).__aenter__()
-            except McpError as exc:
-                if exc.code == -32601:
-                    pytest.skip("mcpbind's server does not serve subscriptions/listen yet")
-                raise
-            try:
+            async with server.listen(tools=True) as changes:
                 assert changes.acknowledged.tools_list_changed is True
                 server_side.remove_tool("add")
                 assert await changes.next(5) == ToolsListChanged()
-            finally:
-                await changes.__aexit__(None, None, None)
 
 
 def note(method: str, tag: Any, **params: Any) -> dict[str, Any]:
