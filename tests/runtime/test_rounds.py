@@ -23,6 +23,7 @@ from mcpbind.runtime.request_state import RequestState, RequestStateSigner
 from mcpbind.server.caching import CacheHint
 from mcpbind.server.elicitation import elicit_form, notify_elicitation_complete
 from mcpbind.transports.memory import memory_pair
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
@@ -164,7 +165,7 @@ async def test_the_same_tool_on_a_2025_session_asks_mid_call() -> None:
             role="assistant", content=types.TextContent(text="Hi Grace"), model="m2"
         )
 
-    client = Client("c", "1", elicitation=elicit, sampling=sample)
+    client = Client("c", "1", versions=HANDSHAKE_VERSIONS, elicitation=elicit, sampling=sample)
     async with connected(server, client) as session:
         assert session.protocol_version == "2025-11-25"
         result = await session.call_tool("greet", {"language": "en"})

@@ -24,6 +24,7 @@ from mcpbind.transports.http.client import (
 )
 from mcpbind.transports.http.legacy import LegacySSEApp
 from mcpbind.transports.http.server import StreamableHTTPApp
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.http_harness import serve_asgi
 from tests.transports.http.http_fake_server import HOLD, FakeServer, Seen, Sse, Status, event
 
@@ -85,7 +86,9 @@ def text_of(result: types.CallToolResult) -> str:
 async def connected(app: Any, path: str = "/mcp", **options: Any) -> AsyncIterator[RemoteServer]:
     async with (
         serve_asgi(app) as base,
-        Client("t", "1", request_timeout=None).connect_url(base + path, **options) as session,
+        Client("t", "1", versions=HANDSHAKE_VERSIONS, request_timeout=None).connect_url(
+            base + path, **options
+        ) as session,
     ):
         yield session
 
@@ -195,7 +198,7 @@ async def test_a_given_http_client_sized_with_connection_limits() -> None:
         httpx.AsyncClient(limits=connection_limits(CALLS)) as http,
         serve_asgi(StreamableHTTPApp(build(gate, 200))) as base,
         open_streamable_http(base + "/mcp", http_client=http, max_requests_in_flight=CALLS) as transport,
-        Client("t", "1", request_timeout=None).connect(transport) as session,
+        Client("t", "1", versions=HANDSHAKE_VERSIONS, request_timeout=None).connect(transport) as session,
     ):
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(call_all, session, results)
@@ -239,7 +242,7 @@ async def test_a_cancelled_requests_stream_is_let_go_when_the_server_keeps_it_op
 
     async with serve_asgi(fake) as base:
         with anyio.fail_after(20):
-            async with Client("t", "1").connect_url(
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect_url(
                 base + "/mcp", transport="streamable-http", max_requests_in_flight=1
             ) as session:
                 with anyio.CancelScope() as scope:
@@ -271,7 +274,9 @@ async def test_cancellations_are_delivered_however_slowly_the_server_takes_them(
     count = 3 * CONTROL_CONNECTIONS
     async with serve_asgi(fake) as base:
         with anyio.fail_after(30):
-            async with Client("t", "1").connect_url(base + "/mcp", transport="streamable-http") as session:
+            async with Client("t", "1", versions=HANDSHAKE_VERSIONS).connect_url(
+                base + "/mcp", transport="streamable-http"
+            ) as session:
                 with anyio.CancelScope() as scope:
                     async with anyio.create_task_group() as tasks:
                         for n in range(count):

@@ -26,6 +26,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.http.server import StreamableHTTPApp
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests import http_server_helpers as helpers
 from tests.http_harness import ServerName
 from tests.http_server_helpers import make_server, running
@@ -138,7 +139,9 @@ def full_client(**options: Any) -> Client:
     async def roots(params: types.RequestParams, ctx: RequestContext) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri="file:///r")])
 
-    return Client("full", "1", sampling=sample, elicitation=elicit, roots=roots, **options)
+    return Client(
+        "full", "1", versions=HANDSHAKE_VERSIONS, sampling=sample, elicitation=elicit, roots=roots, **options
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -14,6 +14,7 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.server import Server
 from mcpbind.transports.http.server import StreamableHTTPApp
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests import http_server_helpers as helpers
 from tests.http_harness import ServerName
 from tests.http_server_helpers import call, headers, initialize, make_server, post, request, running
@@ -117,7 +118,7 @@ async def test_requests_to_the_client_are_refused_saying_why(
         return types.ListRootsResult(roots=[])
 
     app = StreamableHTTPApp(reaching_server(), stateless=True, json_response=json_response)
-    client = Client("c", "1", sampling=sample, elicitation=elicit, roots=roots)
+    client = Client("c", "1", versions=HANDSHAKE_VERSIONS, sampling=sample, elicitation=elicit, roots=roots)
     async with running(app, asgi_server) as (url, http), client.connect_url(url, timeout=10) as session:
         for what in ("sampling", "elicitation", "roots", "ping"):
             with pytest.raises(Exception) as caught:
