@@ -21,7 +21,7 @@ IMPORT_LINTER = "import-linter==2.17"
 # HTTP: the client's libraries, and both ASGI servers the app is tested under.
 HTTP_DEPS = ["httpx>=0.28,<1", "httpx-sse>=0.4", "uvicorn>=0.30", "hypercorn>=0.17", "sniffio>=1.3"]
 # The official SDK, as a peer for interop tests.
-INTEROP_DEPS = ["mcp>=2.3,<3"]
+INTEROP_DEPS = ["mcp>=2.3,<3", "fastmcp==4.2.3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
 BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3", "trio>=0.26"]
 

@@ -5,7 +5,15 @@ Each tool, resource and prompt here is one that a scenario of
 ``test://static-text``, ``test_simple_prompt``...), with the content that scenario checks.
 
     python examples/conformance_server.py --port 8123        # Streamable HTTP at /mcp
+    python examples/conformance_server.py --stdio            # over stdin and stdout
     nox -s conformance                                        # starts it and runs the suite
+
+Two tools change the server, so that change notifications can be tested from outside:
+``test_add_tool`` registers one more tool (``test_added_tool_1``, ``_2``...) and
+``test_update_resource`` changes ``test://watched-resource``. Clients hear of it as their
+version says: 2025 sessions by ``notifications/tools/list_changed`` and (when subscribed with
+``resources/subscribe``) ``notifications/resources/updated``, 2026-07-28 clients on the
+``subscriptions/listen`` streams that asked for it.
 
 :func:`build_server` makes the :class:`~mcpbind.server.server.Server`, so the fixtures can be exercised in
 memory (``tests/test_conformance_examples.py``) as well as over HTTP.
@@ -31,7 +39,7 @@ from mcpbind.server.media import Audio, Image
 from mcpbind.server.server import Server
 from mcpbind.transports.http.server import close_sse_stream, serve_http
 
-__all__ = ["JSON_SCHEMA_2020_12_TOOL", "build_server", "main"]
+__all__ = ["ADDED_TOOL_PREFIX", "JSON_SCHEMA_2020_12_TOOL", "WATCHED_URI", "build_server", "main"]
 
 # -- media made here, small and valid --------------------------------------------------------
 
@@ -75,6 +83,9 @@ EMBEDDED_TEXT = "This is an embedded resource content."
 STATIC_TEXT = "This is the content of the static text resource."
 SIMPLE_PROMPT_TEXT = "This is a simple prompt for testing."
 PROMPT_RESOURCE_TEXT = "Embedded resource content for testing."
+WATCHED_URI = "test://watched-resource"
+WATCHED_TEXT = "This resource can be subscribed to."
+ADDED_TOOL_PREFIX = "test_added_tool_"
 
 JSON_SCHEMA_2020_12_TOOL = "json_schema_2020_12_tool"
 # Served as written: the scenario checks that $schema, $defs and additionalProperties survive.
@@ -326,6 +337,31 @@ def build_server() -> Server:
         await anyio.sleep(0.1)
         return "Reconnection test completed successfully" + ("" if closed else " (no stream to close)")
 
+    # tools: changes to the server, announced to its clients
+
+    changes = {"tools": 0, "resource": 0}
+
+    @server.tool()
+    async def test_add_tool() -> str:
+        """Registers one more tool (a new one at each call) and announces the tool-list change."""
+        changes["tools"] += 1
+        number = changes["tools"]
+        name = f"{ADDED_TOOL_PREFIX}{number}"
+
+        def added() -> str:
+            return f"Tool {name} answers."
+
+        # Registering it tells every client: list_changed to sessions, the listen streams.
+        server.tool(name, description=f"Added by test_add_tool (call {number})")(added)
+        return f"Added tool {name}"
+
+    @server.tool()
+    async def test_update_resource() -> str:
+        """Changes the content of test://watched-resource and announces its update to subscribers."""
+        changes["resource"] += 1
+        await server.resource_updated(WATCHED_URI)
+        return f"Updated {WATCHED_URI} (version {changes['resource']})"
+
     # resources
 
     @server.resource("test://static-text", mime_type="text/plain", description="A fixed text resource")
@@ -336,11 +372,10 @@ def build_server() -> Server:
     def static_binary() -> bytes:
         return PNG
 
-    @server.resource(
-        "test://watched-resource", mime_type="text/plain", description="A resource to subscribe to"
-    )
+    @server.resource(WATCHED_URI, mime_type="text/plain", description="A resource to subscribe to")
     def watched_resource() -> str:
-        return "This resource can be subscribed to."
+        version = changes["resource"]
+        return WATCHED_TEXT if not version else f"{WATCHED_TEXT} (version {version})"
 
     @server.resource(
         "test://template/{id}/data", mime_type="application/json", description="Data for any id, as JSON"

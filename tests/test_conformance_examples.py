@@ -63,6 +63,8 @@ TOOLS = {
     "test_elicitation_sep1330_enums",
     JSON_SCHEMA_2020_12_TOOL,
     "test_reconnection",
+    "test_add_tool",
+    "test_update_resource",
 }
 PROMPTS = {
     "test_simple_prompt",

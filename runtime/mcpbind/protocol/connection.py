@@ -298,6 +298,9 @@ class _RetryMessage(msgspec.Struct):
 
 _RETRY_DECODER: Final = msgspec.json.Decoder(_RetryMessage)
 
+# The caching hints of a result no client may keep: stale at once, for the one who asked only.
+_NOT_CACHEABLE: Final = b'"ttlMs":0,"cacheScope":"private"'
+
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
@@ -650,10 +653,21 @@ class Connection:
             merged = {**meta, SERVER_INFO: self.info}
             info_meta = b'"_meta":' + msgspec.json.encode(merged)
             result = msgspec.structs.replace(result, meta=UNSET)
-        head = b"{" if hasattr(result, "result_type") else b'{"resultType":"complete",'
-        hint = self.cache_hints.get(method)
-        if hint is not None and not hasattr(result, "ttl_ms"):
-            head += hint + b","
+        if hasattr(result, "result_type"):
+            # Names its own (an InputRequiredResult): not a complete result, no caching hints.
+            head = b"{"
+        else:
+            head = b'{"resultType":"complete",'
+            hint = self.cache_hints.get(method)
+            if hint is not None and not hasattr(result, "ttl_ms"):
+                envelope = self._in_flight[ident]
+                if envelope is not None and (
+                    envelope.request_state is not None or envelope.input_responses is not None
+                ):
+                    # The result of a multi round-trip retry depends on answers that are not
+                    # part of a cache key: "do not keep it" (the hints themselves are required).
+                    hint = _NOT_CACHEABLE
+                head += hint + b","
         body = msgspec.json.encode(result)
         if body == b"{}":
             combined = head + info_meta + b"}"

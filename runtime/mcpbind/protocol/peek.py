@@ -2,19 +2,23 @@
 
 Routing needs no more than this (the Streamable HTTP server answers a request on its POST's
 stream; a client matches a response to the request it sent), and reading it leaves ``params``
-and ``result`` unparsed: msgspec skips members a struct does not name.
+and ``result`` unparsed: msgspec skips members a struct does not name. A stateless request
+(2026-07-28) is checked against what travels next to it (HTTP headers) with a little more of
+it: :func:`peek_request`, which the handshake versions never pay for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from mcpbind.protocol.envelope import PROTOCOL_VERSION
 from mcpbind.protocol.wire import RequestId
 
-__all__ = ["Peeked", "peek"]
+__all__ = ["Peeked", "PeekedRequest", "peek", "peek_request"]
 
 
 class Peeked(msgspec.Struct):
@@ -42,3 +46,30 @@ class Peeked(msgspec.Struct):
 peek: Callable[[bytes], Peeked] = msgspec.json.Decoder(Peeked).decode
 """``peek(data)``: the id and method of one JSON-RPC message (an object); ``msgspec.DecodeError``
 (a ``msgspec.ValidationError`` for a non-object or a wrongly typed id or method) otherwise."""
+
+
+class _PeekedMeta(msgspec.Struct):
+    version: Any = msgspec.field(default=UNSET, name=PROTOCOL_VERSION)
+
+
+class _PeekedParams(msgspec.Struct):
+    name: Any = UNSET
+    uri: Any = UNSET
+    arguments: msgspec.Raw | UnsetType = UNSET
+    meta: _PeekedMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class PeekedRequest(msgspec.Struct):
+    """What a transport checks of a stateless (2026-07-28) request against what travels next to
+    it (Streamable HTTP mirrors these in headers): :class:`Peeked`'s ``id`` and ``method``, and
+    of ``params`` the ``name``, the ``uri``, the still-encoded ``arguments`` and the protocol
+    version in ``_meta`` (each ``UNSET`` when absent; ``params`` too)."""
+
+    id: RequestId | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    params: _PeekedParams | UnsetType = UNSET
+
+
+peek_request: Callable[[bytes], PeekedRequest] = msgspec.json.Decoder(PeekedRequest).decode
+"""``peek_request(data)``: a :class:`PeekedRequest`; raises as :data:`peek` does, and also
+(``msgspec.ValidationError``) when ``params`` or its ``_meta`` is no object."""

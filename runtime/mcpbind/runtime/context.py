@@ -12,6 +12,7 @@ from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.protocol.wire import RequestId
+from mcpbind.runtime.rounds import ASKING_METHODS, Rounds
 
 if TYPE_CHECKING:
     from mcpbind.runtime.session import Session
@@ -51,7 +52,7 @@ class RequestContext(Generic[SendsT]):
     other way round.
     """
 
-    __slots__ = ("_progress_token", "envelope", "method", "request_id", "session")
+    __slots__ = ("_progress_token", "envelope", "method", "request_id", "rounds", "session")
 
     def __init__(
         self,
@@ -68,6 +69,9 @@ class RequestContext(Generic[SendsT]):
         # A stateless request's own metadata (version, client capabilities and identity, log
         # level, a multi round-trip retry's answers); ``None`` in a session's handlers.
         self.envelope = envelope
+        # A stateless tools/call, prompts/get or resources/read's questions and answers
+        # (multi round-trip requests, :mod:`mcpbind.runtime.rounds`); ``None`` otherwise.
+        self.rounds: Rounds | None = None
 
     @property
     def protocol_version(self) -> str:
@@ -121,42 +125,88 @@ class RequestContext(Generic[SendsT]):
         await self.session.notify(methods.NOTIFICATIONS_PROGRESS, params, related=self.request_id)
 
     async def request(self, spec: RequestSpec[P, R, SendsT], params: P, *, timeout: float | None = None) -> R:
-        """Send a request to the peer (sampling, elicitation, roots from a server's handler)."""
+        """Send a request to the peer (sampling, elicitation, roots from a server's handler).
+
+        On a stateless request (2026-07-28) sampling, elicitation and roots are asked with the
+        multi round-trip pattern instead, as for :meth:`elicit`."""
+        if self.envelope is not None and spec.method in ASKING_METHODS:
+            answer: R = self._ask(spec.method, params)
+            return answer
         return await self.session.request(spec, params, timeout=timeout, related=self.request_id)
 
     async def create_message(
         self: RequestContext[ToClient], params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.CreateTaskResult:
-        """``sampling/createMessage``: needs the client's ``sampling`` capability."""
+        """``sampling/createMessage``: needs the client's ``sampling`` capability (see
+        :meth:`elicit` for stateless requests)."""
+        if self.envelope is not None:
+            result: types.CreateMessageResult = self._ask(methods.SAMPLING_CREATE_MESSAGE.method, params)
+            return result
         return await self.session.request(methods.SAMPLING_CREATE_MESSAGE, params, related=self.request_id)
 
     async def elicit(
         self: RequestContext[ToClient], params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> types.ElicitResult | types.CreateTaskResult:
-        """``elicitation/create``: needs the client's ``elicitation`` capability."""
+        """``elicitation/create``: needs the client's ``elicitation`` capability.
+
+        On a session the request is sent to the client now. On a stateless request (2026-07-28:
+        ``tools/call``, ``prompts/get``, ``resources/read`` only) the handler is run again on
+        each retry, this call getting the answer the client gave to it (see
+        :mod:`mcpbind.runtime.rounds`); a capability the request's ``clientCapabilities`` lack
+        is a -32021 error."""
+        if self.envelope is not None:
+            result: types.ElicitResult = self._ask(methods.ELICITATION_CREATE.method, params)
+            return result
         return await self.session.request(methods.ELICITATION_CREATE, params, related=self.request_id)
 
     async def list_roots(self: RequestContext[ToClient]) -> types.ListRootsResult:
-        """``roots/list``: needs the client's ``roots`` capability."""
+        """``roots/list``: needs the client's ``roots`` capability (see :meth:`elicit` for
+        stateless requests)."""
+        if self.envelope is not None:
+            result: types.ListRootsResult = self._ask(methods.ROOTS_LIST.method, types.RequestParams())
+            return result
         return await self.session.request(methods.ROOTS_LIST, types.RequestParams(), related=self.request_id)
+
+    def _ask(self, method: str, params: Any) -> Any:
+        """The answer to an ask of a stateless request's handler, or ``InputRequired``."""
+        rounds = self.rounds
+        if rounds is None:
+            raise McpError(
+                INVALID_REQUEST,
+                f"{method} cannot be asked while handling {self.method}: in protocol version "
+                f"{self.protocol_version} only tools/call, prompts/get and resources/read may ask "
+                "the client for input",
+            )
+        return rounds.answer(method, params)
 
     async def notify(self, spec: NotificationSpec[P, SendsT], params: P) -> None:
         """Send any notification this side may send (tied to this request, where there is one)."""
         await self.session.notify(spec, params, related=self.request_id)
 
     async def send_tool_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
+        """Tell this session's client that the tool list changed (``send_prompt_list_changed``,
+        ``send_resource_list_changed`` and ``send_resource_updated`` likewise). Nothing is sent
+        for a stateless request: such a client hears of changes only on the
+        ``subscriptions/listen`` streams it asked for them on, which :meth:`Server.tools_changed
+        <mcpbind.server.server.Server.tools_changed>` (and the like) reach."""
+        if self.envelope is None:
+            await self.session.notify(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
 
     async def send_prompt_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, types.NotificationParams())
+        if self.envelope is None:
+            await self.session.notify(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED, types.NotificationParams())
 
     async def send_resource_list_changed(self) -> None:
-        await self.session.notify(methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED, types.NotificationParams())
+        if self.envelope is None:
+            await self.session.notify(
+                methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED, types.NotificationParams()
+            )
 
     async def send_resource_updated(self, uri: str) -> None:
-        await self.session.notify(
-            methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
-        )
+        if self.envelope is None:
+            await self.session.notify(
+                methods.NOTIFICATIONS_RESOURCES_UPDATED, types.ResourceUpdatedNotificationParams(uri=uri)
+            )
 
     @property
     def log_threshold(self) -> types.LoggingLevel | None:

@@ -96,8 +96,9 @@ class Sender:
         self._unrelated_send_waits = features(transport).unrelated_send_waits_for_peer
         # No more traffic: requests fail at once, and those waiting have failed.
         self._closed = False
-        # Messages of send_soon waiting for the task that sends them (None: no such task).
-        self._outbox: deque[bytes] | None = None
+        # Messages of send_soon waiting for the task that sends them (None: no such task),
+        # with the received request each belongs to where it does.
+        self._outbox: deque[bytes | tuple[bytes, RequestId]] | None = None
         self._outbox_size = 0
         self._outbox_dropped = 0
         # Where the session's own tasks start (see use_tasks); the deadlines task too, if given.
@@ -193,7 +194,7 @@ class Sender:
             log.debug("peer gone; %d bytes not sent", len(data))
             self.on_peer_lost()
 
-    def send_soon(self, data: bytes) -> bool:
+    def send_soon(self, data: bytes, related: RequestId | None = None) -> bool:
         """Send an encoded message related to no request (a notification to every session, a
         log record) without waiting for anything; for code running in the event loop,
         synchronous or not. The transport takes it now if it can without waiting (its
@@ -203,7 +204,10 @@ class Sender:
         messages wait so (or a single larger one): past that the oldest waiting are dropped,
         with a warning, so that a peer that does not read holds back no sender and makes the
         session buffer no more. Dropped at once when the session has no task to send from
-        (an inline session without ``spawn``, or a session that ended)."""
+        (an inline session without ``spawn``, or a session that ended). ``related``: the
+        received request the message belongs to after all (a log record of a stateless
+        request's handler), sent as :meth:`send` sends it (a transport that takes a message at
+        once takes it so whatever it belongs to)."""
         outbox = self._outbox
         if outbox is None:
             nowait = self._nowait
@@ -215,12 +219,13 @@ class Sender:
                 return False
             outbox = self._outbox = deque()
             spawn(self._send_queued, outbox)
-        outbox.append(data)
+        outbox.append(data if related is None else (data, related))
         self._outbox_size += len(data)
         if self._outbox_size > self.max_queued_bytes and len(outbox) > 1:
             first = not self._outbox_dropped
             while self._outbox_size > self.max_queued_bytes and len(outbox) > 1:
-                self._outbox_size -= len(outbox.popleft())
+                dropped = outbox.popleft()
+                self._outbox_size -= len(dropped[0] if isinstance(dropped, tuple) else dropped)
                 self._outbox_dropped += 1
             if first:  # (the total is logged once they are sent, or the session ends)
                 log.warning(
@@ -242,13 +247,18 @@ class Sender:
             return True
         return self.send_soon(data)
 
-    async def _send_queued(self, outbox: deque[bytes]) -> None:
+    async def _send_queued(self, outbox: deque[bytes | tuple[bytes, RequestId]]) -> None:
         """Send what :meth:`send_soon` queued, in order, until none is left."""
         try:
             while outbox and self._spawn is not None:
-                data = outbox.popleft()
-                self._outbox_size -= len(data)
-                await self.send(data)
+                item = outbox.popleft()
+                if isinstance(item, tuple):
+                    data, related = item
+                    self._outbox_size -= len(data)
+                    await self.send(data, related)
+                else:
+                    self._outbox_size -= len(item)
+                    await self.send(item)
         finally:
             if self._outbox is outbox:
                 self._outbox = None

@@ -14,6 +14,7 @@ so the same code runs on asyncio and on trio.
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,6 +31,7 @@ from mcpbind import fastpath, types
 from mcpbind.exception_groups import only_error
 from mcpbind.fastpath import awaited, finish, first_step
 from mcpbind.protocol.connection import (
+    MRTR_METHODS,
     CancelRequested,
     Connection,
     ErrorReceived,
@@ -48,6 +50,7 @@ from mcpbind.runtime.context import LOG_LEVELS as LOG_LEVELS
 from mcpbind.runtime.context import ClientContext, RequestContext, ServerContext, require_logging, sends_logs
 from mcpbind.runtime.handlers import HANDLED_BY_SESSION, HandlerRegistry, NotificationHandler, RequestHandler
 from mcpbind.runtime.lifespan import Lifespan
+from mcpbind.runtime.rounds import RoundsPolicy, serve_in_rounds
 from mcpbind.runtime.sender import SESSION_CLOSED, ProgressCallback, Sender, Spawn
 from mcpbind.runtime.workers import Workers
 from mcpbind.transports.base import Transport
@@ -145,7 +148,9 @@ class Session(Sender):
         "max_concurrent_requests",
         "max_pending_requests",
         "notification_handlers",
+        "on_input_end",
         "request_handlers",
+        "rounds_policy",
         "shutdown_grace_period",
     )
 
@@ -209,6 +214,12 @@ class Session(Sender):
         self.log_level: types.LoggingLevel = "debug"
         # The lifespan of the server that made the session, if it has one (ctx.lifespan_state).
         self.lifespan: Lifespan | None = None
+        # The server's rules for multi round-trip requests (its request state key...); None:
+        # the defaults, with this process's random key.
+        self.rounds_policy: RoundsPolicy | None = None
+        # Called with the session when the peer closed its side (the end of input) and the
+        # handlers still running may finish: a server ends its listen streams then.
+        self.on_input_end: Callable[[Session], None] | None = None
 
     # -- state ----------------------------------------------------------------------------
 
@@ -328,6 +339,8 @@ class Session(Sender):
         self._workers.wind_down()
         if self._notifications is not None:
             self._notifications.close()
+        if self.on_input_end is not None:
+            self.on_input_end(self)
 
     async def _expire(self, workers: anyio.CancelScope) -> None:
         """After ``shutdown_grace_period`` seconds from the end of input: the requests still
@@ -440,6 +453,9 @@ class Session(Sender):
             request_context = RequestContext(
                 self, ident, event.method, token if isinstance(token, str | int) else None, event.envelope
             )
+            if event.envelope is not None and event.method in MRTR_METHODS:
+                # A round of a multi round-trip request: asks without answers end it.
+                handler = functools.partial(serve_in_rounds, handler, self.rounds_policy)
             try:
                 run = context.run
                 call = run(handler, event.params, request_context)

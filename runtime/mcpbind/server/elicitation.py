@@ -15,6 +15,14 @@ A handler asks with ``ctx.elicit(types.ElicitRequestURLParams(...))`` when the c
 declared ``elicitation.url``, or raises :class:`~mcpbind.protocol.errors.URLElicitationRequiredError`
 to have the request retried once the user is done; :func:`notify_elicitation_complete` then
 tells the client that the interaction is over.
+
+On a stateless request (MCP 2026-07-28) the same calls work through multi round-trip requests
+(:mod:`mcpbind.runtime.rounds`): ``ctx.elicit`` ends the round with an ``InputRequiredResult``
+asking the elicitation, and the handler, run again on the client's retry, gets the answer. URL
+mode there has no ``elicitationId`` (the one a handler gives is not sent) and no completion
+notification: the client retries the request once the user is done, which is how the server
+learns it; :func:`notify_elicitation_complete` sends nothing then. A
+``URLElicitationRequiredError`` becomes an ``InputRequiredResult`` asking its elicitations.
 """
 
 from __future__ import annotations
@@ -95,8 +103,15 @@ async def notify_elicitation_complete(target: Session | RequestContext, elicitat
     specification allows it only to the client that was asked: keep that client's session
     (``ctx.session``) with the elicitation. ``McpError`` if that client did not declare
     ``elicitation.url`` (no URL mode elicitation could be its).
+
+    Nothing is sent for a stateless request (2026-07-28, which has no such notification: the
+    client learns the outcome by retrying), nor on a connection that serves those.
     """
+    if isinstance(target, RequestContext) and target.envelope is not None:
+        return
     session = target.session if isinstance(target, RequestContext) else target
+    if session.connection.modern:
+        return
     elicitation = getattr(session.connection.peer.capabilities, "elicitation", types.UNSET)
     if getattr(elicitation, "url", types.UNSET) is types.UNSET:
         raise McpError(

@@ -5,7 +5,8 @@
 
 Records are mapped to MCP's syslog levels (DEBUG->debug, INFO->info, WARNING->warning,
 ERROR->error, CRITICAL->critical) and filtered by the level the client set with
-``logging/setLevel``. The handler works from the event loop and from the worker threads that
+``logging/setLevel`` (a stateless request: the level its ``_meta`` names, none without one;
+its records are sent as belonging to it). The handler works from the event loop and from the worker threads that
 run sync tools.
 
 The server must declare the ``logging`` capability (``Server(..., logging=True)``): without it
@@ -61,12 +62,14 @@ class McpLogHandler(logging.Handler):
                 level=level, data=self.format(record), logger=record.name
             )
             data = session.connection.notification(types.methods.NOTIFICATIONS_MESSAGE, params)
+            # A stateless request's records go with it (over HTTP: on its response stream).
+            related = self.ctx.request_id if self.ctx.envelope is not None else None
             try:
                 anyio.get_current_task()
             except RuntimeError:  # a worker thread (a sync tool): hand the send to the loop
-                anyio.from_thread.run_sync(session.send_soon, data)
+                anyio.from_thread.run_sync(session.send_soon, data, related)
             else:
-                session.send_soon(data)
+                session.send_soon(data, related)
         except Exception:
             self.handleError(record)
 

@@ -17,6 +17,8 @@ from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import HandlerRegistry
 from mcpbind.runtime.lifespan import Lifespan
 from mcpbind.runtime.middleware import Middleware
+from mcpbind.runtime.request_state import RequestStateSigner
+from mcpbind.runtime.rounds import RoundsPolicy
 from mcpbind.runtime.session import Session, Spawn
 from mcpbind.server.broadcast import Broadcasts
 from mcpbind.server.caching import DEFAULT_HINT, CacheHint, encoded_hints
@@ -25,6 +27,7 @@ from mcpbind.server.catalog import Catalog
 from mcpbind.server.completion import CompletionFn, completion_handler
 from mcpbind.server.discover import discover_handler
 from mcpbind.server.handler_objects import handlers_of
+from mcpbind.server.listen import Listeners
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -97,9 +100,28 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
     (``ttlMs``, ``cacheScope``) their cacheable results carry (``server/discover``,
     ``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list``,
     ``resources/read``): 0 ms and ``"private"`` by default; ``cache_hints`` sets one per method.
+
+    Multi round-trip requests (2026-07-28): a handler of ``tools/call``, ``prompts/get`` or
+    ``resources/read`` that asks the client something (``ctx.elicit``...) on a stateless
+    request ends the round with an ``InputRequiredResult``, and is run again from the start
+    when the client retries with the answers (see :mod:`mcpbind.runtime.rounds`). Its
+    ``requestState`` is signed (HMAC-SHA256) with ``request_state_key`` (at least 32 random
+    bytes): give every worker serving the same clients the same key. ``None``: a random key
+    made once per process, which no other worker (nor this one after a restart) accepts.
+    A request state expires ``request_state_ttl`` seconds after it is issued; a request may
+    end with input required at most ``max_input_rounds`` times. ``request_state_principal``:
+    who sends a request, from its context (an authenticated user's id, say, read from what
+    the ASGI authentication set): a request state issued to one is refused to another.
+
     ``lifespan``: called with the server when it starts serving, an async context manager
     whose value handlers read as ``ctx.lifespan_state`` (see :mod:`mcpbind.runtime.lifespan`
     and :meth:`serving`).
+
+    Stateless clients learn of list changes and resource updates on ``subscriptions/listen``
+    streams (see :mod:`mcpbind.server.listen`), never from plain notifications; each stream
+    keeps up to ``max_listen_backlog`` changes it could not send yet (then drops the oldest).
+    Streams end with a result when their session's input ends, the session is ended, or the
+    server stops serving (:meth:`end_listen_streams`).
     """
 
     def __init__(
@@ -127,12 +149,18 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         lifespan: Callable[[Server], AbstractAsyncContextManager[Any]] | None = None,
         cache: CacheHint = DEFAULT_HINT,
         cache_hints: Mapping[str, CacheHint] | None = None,
+        request_state_key: bytes | None = None,
+        request_state_ttl: float = 600.0,
+        max_input_rounds: int = 8,
+        request_state_principal: Callable[[RequestContext], str | None] | None = None,
+        max_listen_backlog: int = 1024,
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
         # The tools, resources and prompts of the decorators, and the handlers answering from them.
         self._catalog = Catalog(page_size=page_size, max_uri_length=max_uri_length)
-        self._broadcasts = Broadcasts(self._catalog.check_uri)
+        self._listeners = Listeners(self._catalog.check_uri, max_backlog=max_listen_backlog)
+        self._broadcasts = Broadcasts(self._catalog.check_uri, self._listeners)
         # The broadcasts' own set and dict (never replaced): the sessions served, each one's
         # subscribed URIs.
         self._sessions = self._broadcasts.sessions
@@ -141,6 +169,13 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         # Stateless versions: the caching hints of each cacheable result (checked now).
         self._cache_hints = encoded_hints(cache, cache_hints or {})
         self.request_handlers["server/discover"] = discover_handler(cache)
+        # Multi round-trip requests: how their request states are sealed, how many rounds.
+        self.rounds_policy = RoundsPolicy(
+            RequestStateSigner(request_state_key, request_state_ttl),
+            max_input_rounds,
+            request_state_principal,
+        )
+        self.request_handlers["subscriptions/listen"] = self._listeners.listen
         self.info = types.Implementation(
             name=name,
             version=version,
@@ -401,6 +436,13 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         self._catalog.remove_tool(name)
         self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
 
+    def tool_input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The ``inputSchema`` of the tool ``name`` made with :meth:`tool`, or ``None`` (the
+        Streamable HTTP app checks the ``Mcp-Param-*`` headers its ``x-mcp-header``
+        annotations ask for)."""
+        tool = self._catalog.tools.get(name)
+        return None if tool is None else tool.input_schema
+
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told. ``KeyError`` if there is none."""
         self._catalog.remove_prompt(name)
@@ -534,6 +576,8 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
             max_queued_bytes=self.max_queued_bytes,
         )
         session.lifespan = self._lifespan
+        session.rounds_policy = self.rounds_policy
+        session.on_input_end = self._listeners.end_session
         return session
 
     def inline_session(
@@ -556,9 +600,18 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
 
     async def end_session(self, session: Session) -> None:
         """End a session made by :meth:`inline_session`: its handlers are cancelled, its
-        transport closed, and the server forgets it."""
+        transport closed, and the server forgets it. Its listen streams end first, with a result
+        (for up to a second)."""
         self._broadcasts.forget(session)
+        await self._listeners.close(session)
         await session.end()
+
+    async def end_listen_streams(self, timeout: float = 1.0) -> None:
+        """End every open ``subscriptions/listen`` stream gracefully: each sends what it has
+        pending, then its result; waits up to ``timeout`` seconds for them. :meth:`serving`
+        does this when it ends; a host that ends sessions itself does it first."""
+        with anyio.CancelScope(shield=True):
+            await self._listeners.close(timeout=timeout)
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
@@ -569,8 +622,12 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
         if self._lifespan is None:
             yield
             return
-        async with self._lifespan.serving():
-            yield
+        try:
+            async with self._lifespan.serving():
+                yield
+        finally:
+            if not self._lifespan.running:  # the lifespan ended: so do the listen streams left
+                await self.end_listen_streams()
 
     async def run(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes the connection and the requests it

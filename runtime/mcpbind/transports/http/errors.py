@@ -4,7 +4,9 @@ and the bodiless answers (202, 204) written next to them."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
+
+from msgspec import UNSET
 
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.http._asgi import Headers, Send
@@ -33,8 +35,9 @@ SERVER_BUSY: Final = -32000
 
 
 class HttpError(Exception):
-    """An HTTP error answer: status, JSON-RPC code and message, the request id if known, and
-    headers of its own (``Retry-After``, ``Connection: close``, ``Allow``)."""
+    """An HTTP error answer: status, JSON-RPC code and message, the request id if known,
+    headers of its own (``Retry-After``, ``Connection: close``, ``Allow``), and the error's
+    ``data``, if any."""
 
     def __init__(
         self,
@@ -43,6 +46,7 @@ class HttpError(Exception):
         message: str,
         ident: RequestId | None = None,
         headers: Headers = EMPTY,
+        data: Any = UNSET,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -50,11 +54,12 @@ class HttpError(Exception):
         self.message = message
         self.ident = ident
         self.headers = headers
+        self.data = data  # the error's ``data`` member (none when UNSET)
 
 
 async def send_error(send: Send, error: HttpError, headers: Headers = EMPTY) -> None:
     """Answer with ``error``; ``headers`` go before its own."""
-    body = Codec.encode_error(error.ident, error.code, error.message)
+    body = Codec.encode_error(error.ident, error.code, error.message, error.data)
     await send(
         {
             "type": "http.response.start",

@@ -29,7 +29,8 @@ Options:
   patterns above; ``"*"`` allows any. They pass the ``Origin`` check too (``"*"`` turns it off).
   ``OPTIONS`` requests (preflights) are then answered here, ``204``, never reaching the
   application: with ``Access-Control-Allow-Methods: <cors_methods>``,
-  ``Access-Control-Allow-Headers: <cors_allow_headers>`` and ``Access-Control-Max-Age:
+  ``Access-Control-Allow-Headers: <cors_allow_headers>`` (and the ``Mcp-Param-*`` headers the
+  preflight asks for) and ``Access-Control-Max-Age:
   <cors_max_age>`` for an allowed origin, with no CORS header for another. Every response to a
   request from an allowed origin carries ``Access-Control-Allow-Origin`` (the origin, or ``*``),
   ``Access-Control-Expose-Headers: <cors_expose_headers>`` and ``Vary: Origin``. ``None`` (the
@@ -66,7 +67,8 @@ LOCALHOST_ORIGINS: Final[tuple[str, ...]] = tuple(
     f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCALHOST_HOSTS
 )
 DEFAULT_CORS_ALLOW_HEADERS: Final = (
-    "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID"
+    "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "
+    "Mcp-Method, Mcp-Name"
 )
 DEFAULT_CORS_EXPOSE_HEADERS: Final = "Mcp-Session-Id, MCP-Protocol-Version"
 
@@ -89,6 +91,16 @@ def matches(value: str, patterns: Iterable[str]) -> bool:
         elif value == pattern:
             return True
     return False
+
+
+def _param_headers(scope: Scope) -> Headers:
+    """The ``Mcp-Param-{Name}`` headers (2026-07-28: tool arguments mirrored, their names
+    chosen by each tool) a preflight asks about, allowed as well."""
+    for name, value in scope["headers"]:
+        if name == b"access-control-request-headers" and b"mcp-param-" in value.lower():
+            wanted = [h.strip() for h in value.split(b",") if h.strip().lower().startswith(b"mcp-param-")]
+            return [(b"access-control-allow-headers", b", ".join(wanted))]
+    return EMPTY
 
 
 class SecurityMiddleware:
@@ -161,7 +173,9 @@ class SecurityMiddleware:
             return
         if self.cors_origins is not None:
             if scope["method"] == "OPTIONS":
-                await send_empty(send, 204, [*cors, *self._preflight] if cors else EMPTY)
+                await send_empty(
+                    send, 204, [*cors, *self._preflight, *_param_headers(scope)] if cors else EMPTY
+                )
                 return
             if cors:
                 send = _adding_headers(send, cors)

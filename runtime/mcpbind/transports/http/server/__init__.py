@@ -1,4 +1,5 @@
-"""The Streamable HTTP server (MCP 2025-03-26 and later) as a raw ASGI 3 application.
+"""The Streamable HTTP server (MCP 2025-03-26 and later, 2026-07-28 included) as a raw ASGI 3
+application.
 
 ::
 
@@ -29,8 +30,21 @@ How messages travel, and the choices made where the specification leaves them op
   most ``max_body_bytes_in_flight`` bytes (counted from ``Content-Length`` before reading, else
   as they arrive): past it, 503 with ``Retry-After: 1``. A body must arrive within ``body_timeout`` seconds: past it, 408 and the
   connection is closed.
-  ``MCP-Protocol-Version`` must name a version the server supports (400); when absent,
-  2025-03-26 is assumed (which matters only in stateless mode).
+  ``MCP-Protocol-Version`` must name a version the server supports (else 400 and -32022, with
+  ``data.supported`` listing them); when absent, 2025-03-26 is assumed (which matters only in
+  stateless mode).
+* MCP 2026-07-28, the stateless protocol, on the same endpoint (:mod:`.modern`): a POST whose
+  ``MCP-Protocol-Version`` names it is served with no session, whatever the app's options (an
+  ``Mcp-Session-Id`` or ``Last-Event-ID`` it carries is ignored, none is issued), on a fresh
+  connection of its own, after its headers are checked against its body (:mod:`.mirrored`:
+  ``MCP-Protocol-Version`` against ``_meta``, ``Mcp-Method``, ``Mcp-Name``, and the
+  ``Mcp-Param-{Name}`` headers of tools whose input schemas use ``x-mcp-header``; 400 and
+  -32020 when one is missing or differs). Errors get the statuses the specification gives
+  (400; 404 for -32601). The answer is JSON unless the handler sends something before its
+  response (progress, log messages, a ``subscriptions/listen``'s notifications): then an SSE
+  stream without event ids, kept alive while it runs, which the client cancels by going away.
+  GET and DELETE get 405. Nothing is kept between such requests: any instance of the app (any
+  worker, any process behind a load balancer) answers any of them.
 * ``Accept`` must list both ``application/json`` and ``text/event-stream`` (only the first in
   JSON-response mode; only the second for GET); wildcards (``*/*``, ``application/*``,
   ``text/*``) count, a missing header does not (406).
@@ -92,12 +106,14 @@ How messages travel, and the choices made where the specification leaves them op
 Where each part lives: :mod:`.app` (the ASGI application: checks and routing), :mod:`.sessions`
 (the session table and expiry), :mod:`.transport` (the routing transport a session writes to),
 :mod:`.post` (answering a POSTed request, JSON or SSE), :mod:`.get_streams` (GET streams and
-resumption), :mod:`.stateless` (stateless mode), :mod:`.delivery` (what each mode can carry),
+resumption), :mod:`.stateless` (stateless mode), :mod:`.modern` and :mod:`.mirrored` (MCP
+2026-07-28 requests, and checking their headers), :mod:`.delivery` (what each mode can carry),
 :mod:`.polling` (:func:`close_sse_stream`), :mod:`.request` and :mod:`.sse_response` (reading a
 request, writing an SSE response), :mod:`.embedded` (:func:`serve_http` on uvicorn or
 hypercorn). Shared with the legacy HTTP+SSE server, in :mod:`mcpbind.transports.http`:
 ``security`` (Host/Origin/CORS middleware), ``body``, ``media_types``, ``errors``,
-``disconnect``, ``sse`` and ``sse_encode``, ``events``.
+``disconnect``, ``sse`` and ``sse_encode``, ``events``, ``header_values`` and
+``param_headers`` (the headers 2026-07-28 mirrors from a request's body).
 """
 
 from __future__ import annotations

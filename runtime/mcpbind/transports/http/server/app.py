@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
 import anyio
 from msgspec import UnsetType
 
-from mcpbind.protocol.errors import INVALID_REQUEST
+from mcpbind.protocol.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.runtime.session import Session
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan
@@ -26,15 +26,18 @@ from mcpbind.transports.http.media_types import accepts, is_json
 from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
 from mcpbind.transports.http.server.delivery import delivery_for
 from mcpbind.transports.http.server.get_streams import GetStreams
+from mcpbind.transports.http.server.modern import ModernPosts
 from mcpbind.transports.http.server.post import Post, RequestAnswers
-from mcpbind.transports.http.server.request import RequestHead, peek_message
+from mcpbind.transports.http.server.request import RequestHead, peek_message, request_id
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
 from mcpbind.transports.http.server.stateless import StatelessPosts
-from mcpbind.versions import STREAMABLE_HTTP_ASSUMED_VERSION
+from mcpbind.versions import MODERN_VERSIONS, STREAMABLE_HTTP_ASSUMED_VERSION
 
 __all__ = ["ASSUMED_VERSION", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "StreamableHTTPApp"]
 
 log = logging.getLogger("mcpbind.http")
+
+_ALLOW_POST: Final[Headers] = [(b"allow", b"POST")]
 
 DEFAULT_ALLOWED_HOSTS: Final = LOCALHOST_HOSTS
 DEFAULT_ALLOWED_ORIGINS: Final = LOCALHOST_ORIGINS
@@ -57,10 +60,16 @@ class StreamableHTTPApp(Generic[ServerT]):
     :class:`mcpbind.server.server.Server`, or anything else that is a
     :class:`~mcpbind.transports.http.endpoint.ServerEndpoint`.
 
+    Requests of MCP 2026-07-28 (the stateless protocol) are served next to the sessions of the
+    earlier versions, with no session whatever the options (see
+    :mod:`~mcpbind.transports.http.server.modern`).
+
     Options:
 
     * ``path``: the MCP endpoint (other paths get 404).
-    * ``json_response``: answer requests with ``application/json`` instead of SSE.
+    * ``json_response``: answer requests with ``application/json`` instead of SSE (2026-07-28:
+      even those whose handlers send progress or log messages, which are then dropped; a
+      ``subscriptions/listen`` is answered with a stream all the same).
     * ``stateless``: no sessions (see :mod:`~mcpbind.transports.http.server`).
     * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not;
       what the server declares and can send then shrinks: see :mod:`~mcpbind.transports.http.server`).
@@ -170,7 +179,16 @@ class StreamableHTTPApp(Generic[ServerT]):
             max_buffered_events=max_buffered_events,
             max_buffered_bytes=max_buffered_bytes,
         )
+        self._modern_posts = ModernPosts(
+            server,
+            answers,
+            json_response=json_response,
+            keepalive=keepalive_interval,
+            max_buffered_events=max_buffered_events,
+            max_buffered_bytes=max_buffered_bytes,
+        )
         self._versions = {v.encode(): v for v in server.versions}
+        self._modern = frozenset(v for v in server.versions if v in MODERN_VERSIONS)
         methods = "POST" if stateless else ("GET, POST, DELETE" if self.get_stream else "POST, DELETE")
         if cors_origins is not None:
             methods += ", OPTIONS"
@@ -223,9 +241,12 @@ class StreamableHTTPApp(Generic[ServerT]):
             method: str = scope["method"]
             if method == "POST":
                 try:
-                    await self._post(request, receive, send)
+                    await self._post(request, scope["headers"], receive, send)
                 finally:
                     self._bodies.release(request)
+            elif request.version is not None and self._version(request) in self._modern:
+                # (2026-07-28 has neither GET streams nor sessions to end)
+                raise HttpError(405, INVALID_REQUEST, f"Method not allowed: {method}", headers=_ALLOW_POST)
             elif method == "GET" and self.get_stream:
                 await self._get(request, receive, send)
             elif method == "DELETE" and not self.stateless:
@@ -233,7 +254,9 @@ class StreamableHTTPApp(Generic[ServerT]):
             else:
                 raise HttpError(405, INVALID_REQUEST, f"Method not allowed: {method}")
         except HttpError as problem:
-            await send_error(send, problem, self._allow if problem.status == 405 else EMPTY)
+            await send_error(
+                send, problem, self._allow if problem.status == 405 and not problem.headers else EMPTY
+            )
 
     def _on_path(self, scope: Scope) -> bool:
         path: str = scope["path"]
@@ -250,17 +273,19 @@ class StreamableHTTPApp(Generic[ServerT]):
             return ASSUMED_VERSION if ASSUMED_VERSION in self.server.versions else self.server.versions[0]
         version = self._versions.get(raw.strip())
         if version is None:
-            supported = ", ".join(self.server.versions)
+            requested = raw.strip().decode("latin-1")
+            supported = list(self.server.versions)
             raise HttpError(
                 400,
-                INVALID_REQUEST,
-                f"Unsupported MCP-Protocol-Version {raw.decode('latin-1')!r} (supported: {supported})",
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported MCP-Protocol-Version {requested!r} (supported: {', '.join(supported)})",
+                data={"supported": supported, "requested": requested},
             )
         return version
 
     # -- POST ---------------------------------------------------------------------------
 
-    async def _post(self, request: RequestHead, receive: Receive, send: Send) -> None:
+    async def _post(self, request: RequestHead, headers: Headers, receive: Receive, send: Send) -> None:
         if not is_json(request.content_type):
             raise HttpError(
                 415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
@@ -269,10 +294,23 @@ class StreamableHTTPApp(Generic[ServerT]):
         if not json_ok or not (sse_ok or self.json_response):
             wanted = "application/json" if self.json_response else "application/json and text/event-stream"
             raise HttpError(406, INVALID_REQUEST, f"Not Acceptable: Accept must include {wanted}")
-        version = self._version(request)
+        try:
+            version = self._version(request)
+        except HttpError as unsupported:
+            # The answer names the request it refuses (a client probing versions matches it).
+            body = await self._bodies.read(receive, request.content_length, request)
+            if body is None:
+                return
+            unsupported.ident = request_id(body)
+            raise
         body = await self._bodies.read(receive, request.content_length, request)
         if body is None:
             return  # the client went away
+        if version in self._modern:
+            await self._modern_posts.answer(
+                request, headers, version, body, sse_ok, receive, send, self._table.spawn
+            )
+            return
         peeked = peek_message(body)
         method, ident = peeked.method, peeked.id
         is_request = not isinstance(method, UnsetType) and not isinstance(ident, UnsetType)

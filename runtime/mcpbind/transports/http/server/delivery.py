@@ -1,11 +1,12 @@
 """What a Streamable HTTP app can carry to the client besides responses, by its mode: the one
-place that decides it (:func:`delivery_for`)."""
+place that decides it (:func:`delivery_for` for the handshake versions,
+:func:`stateless_protocol_delivery` for 2026-07-28 requests)."""
 
 from __future__ import annotations
 
 from mcpbind.protocol.connection import FULL_DELIVERY, Delivery
 
-__all__ = ["delivery_for"]
+__all__ = ["delivery_for", "stateless_protocol_delivery"]
 
 
 def delivery_for(*, stateless: bool, json_response: bool, get_stream: bool) -> Delivery:
@@ -45,4 +46,24 @@ def delivery_for(*, stateless: bool, json_response: bool, get_stream: bool) -> D
         why="StreamableHTTPApp(get_stream=False): only the SSE stream answering a request of the "
         "client's reaches it",
         remedy="serve with get_stream=True to send them",
+    )
+
+
+def stateless_protocol_delivery(*, json_response: bool) -> Delivery:
+    """What a 2026-07-28 request's connection can carry to the client besides its response.
+
+    Its handler's progress and log messages travel on the SSE stream answering it (not with
+    ``json_response``, where every answer but a ``subscriptions/listen`` one is JSON). List
+    changes and resource updates reach a client on the stream answering its
+    ``subscriptions/listen`` (always SSE): ``listChanged`` and ``resources.subscribe`` are
+    declared. No request ever goes to the client: a handler needing input asks for it in its
+    result (multi round-trip requests), and nothing could bring an answer back.
+    """
+    return Delivery(
+        unrelated=True,
+        related=not json_response,
+        answers=False,
+        mode="the stateless protocol",
+        why="each request is answered on its own and the client answers no request of the server's",
+        remedy="ask for the client's input in the result instead (an input-required result)",
     )

@@ -15,13 +15,23 @@ from mcpbind.protocol.wire import RequestId, salvage_id
 from mcpbind.transports.http.body import BodyProgress
 from mcpbind.transports.http.errors import HttpError
 
-__all__ = ["REQUEST_FIELDS", "RequestHead", "peek_message"]
+__all__ = ["REQUEST_FIELDS", "ROUTING_FIELDS", "RequestHead", "peek_message", "request_id"]
 
 
 class RequestHead(BodyProgress):
     """What the app reads from one HTTP request's headers (and its body's progress)."""
 
-    __slots__ = ("accept", "content_length", "content_type", "last_event_id", "session_id", "version")
+    __slots__ = (
+        "accept",
+        "content_length",
+        "content_type",
+        "last_event_id",
+        "method",
+        "name",
+        "repeated",
+        "session_id",
+        "version",
+    )
 
     def __init__(self, headers: Iterable[tuple[bytes, bytes]]) -> None:
         self.reserved = 0  # (BodyProgress's fields, set here: one call less per request)
@@ -32,6 +42,9 @@ class RequestHead(BodyProgress):
         self.session_id: bytes | None = None
         self.version: bytes | None = None
         self.last_event_id: bytes | None = None
+        self.method: bytes | None = None  # Mcp-Method (2026-07-28)
+        self.name: bytes | None = None  # Mcp-Name (2026-07-28)
+        self.repeated: bytes | None = None  # a header of ROUTING_FIELDS sent twice
         accept: bytes | None = None
         field_of = REQUEST_FIELDS.get
         for name, value in headers:
@@ -39,6 +52,8 @@ class RequestHead(BodyProgress):
             if field == "accept":
                 accept = value if accept is None else accept + b"," + value  # several make one list
             elif field is not None:
+                if field in ROUTING_FIELDS and getattr(self, field) is not None:
+                    self.repeated = name  # readers taking the first and the last would disagree
                 setattr(self, field, value)
         self.accept = accept
 
@@ -51,7 +66,11 @@ REQUEST_FIELDS: Final = {
     b"mcp-session-id": "session_id",
     b"mcp-protocol-version": "version",
     b"last-event-id": "last_event_id",
+    b"mcp-method": "method",
+    b"mcp-name": "name",
 }
+# The fields of the headers a request's body is checked against (2026-07-28): one each.
+ROUTING_FIELDS: Final = frozenset({"version", "method", "name"})
 
 
 def peek_message(body: bytes) -> Peeked:
@@ -70,14 +89,14 @@ def peek_message(body: bytes) -> Peeked:
             raise HttpError(
                 400, INVALID_REQUEST, "Invalid request: batches (JSON arrays) are not accepted"
             ) from None
-        raise HttpError(400, INVALID_REQUEST, f"Invalid request: {exc}", _request_id(body)) from None
+        raise HttpError(400, INVALID_REQUEST, f"Invalid request: {exc}", request_id(body)) from None
     except msgspec.DecodeError as exc:
-        raise HttpError(400, PARSE_ERROR, f"Parse error: {exc}", _request_id(body)) from None
+        raise HttpError(400, PARSE_ERROR, f"Parse error: {exc}", request_id(body)) from None
     except RecursionError:
-        raise HttpError(400, PARSE_ERROR, "Parse error: JSON nested too deeply", _request_id(body)) from None
+        raise HttpError(400, PARSE_ERROR, "Parse error: JSON nested too deeply", request_id(body)) from None
 
 
-def _request_id(body: bytes) -> RequestId | None:
+def request_id(body: bytes) -> RequestId | None:
     """The id of a request that does not decode, where it can be read (never a response's)."""
     salvaged = salvage_id(body)
     return None if salvaged.response else salvaged.id
