@@ -1,10 +1,12 @@
-"""``tools/call`` echo over Streamable HTTP: mcpbind beside the official SDK and a raw ASGI floor.
+"""``tools/call`` echo over Streamable HTTP: mcpbind beside the official SDK, FastMCP and a raw ASGI floor.
 
 Every server is one of ``bench/streamable_http_servers.py``'s apps (mcpbind's
 ``StreamableHTTPApp``, the official SDK's low-level ``Server`` and its decorator ``MCPServer``,
-each in JSON-response, SSE and stateless mode, and a raw msgspec ASGI app as the floor), run by
-the same uvicorn (one worker, asyncio loop, no access log; its HTTP parser is httptools when
-installed, else h11, or as ``--http`` says) in a process of its own on 127.0.0.1.
+each in JSON-response, SSE and stateless mode for 2025-11-25 requests and in the 2026-07-28
+modes, and a raw msgspec ASGI app as the floor), or FastMCP's app (2026-07-28 modes only, in its
+venv, by ``bench/fastmcp_echo_server.py``), run by the same uvicorn (one worker, asyncio loop, no
+access log; its HTTP parser is httptools when installed, else h11, or as ``--http`` says) in a
+process of its own on 127.0.0.1.
 
 For each server, in each round: spawn it, open a session with httpx (``initialize``, then
 ``notifications/initialized``), check that one ``tools/call`` through httpx returns the echoed
@@ -12,7 +14,11 @@ text, warm up, then load it with ``wrk`` at each concurrency (1, 16, 64 connecti
 thread, one session shared by all connections: every request carries the session's
 ``Mcp-Session-Id`` and ``MCP-Protocol-Version``, and an id of its own). wrk's Lua script checks
 every answer (status 200, the echoed text in the body, no ``"error"``); any socket error, non-2xx
-status or wrong body fails the run. calls/s is wrk's completed requests over its run time; p50
+status or wrong body fails the run. In the 2026-07-28 modes (``modern``: JSON responses asked
+for, ``modern-sse``: each app's defaults) there is no session: every request is a ``tools/call``
+whose ``_meta`` carries the version and the client's capabilities and info, with the
+``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers, and every answer must also say
+``"resultType":"complete"``. calls/s is wrk's completed requests over its run time; p50
 and p99 come from wrk's latency histogram; server CPU µs/call is the server process's CPU time
 over the phase (all threads, /proc schedstat) per call.
 
@@ -25,10 +31,11 @@ min-max range; ratios use medians. The load generator and the server share the m
 (nothing is pinned).
 
     PYTHONPATH=runtime:generated python bench/streamable_http.py [--quick] [--rounds N]
-        [--impls mcpbind,official-lowlevel,...] [--modes json,sse,stateless] [--http h11|httptools]
+        [--impls mcpbind,official-lowlevel,...] [--modes json,sse,stateless,modern,modern-sse] [--http h11|httptools]
 
 Needs ``wrk`` (``apt-get install wrk``; the script offers to install it when it runs as root),
-uvicorn, httpx, and ``mcp`` (the official SDK) for the official servers.
+uvicorn, httpx, and ``mcp`` (the official SDK) for the official servers; FastMCP's venv is made by
+``bench/peers.py`` on first use.
 """
 
 from __future__ import annotations
