@@ -13,7 +13,9 @@ Scenarios (default: all, in this order):
 * ``client``: ``bench/clients.py``: each SDK's client against the raw floor server, sequential
   and 16 in flight, beside a raw msgspec client;
 * ``import``: ``bench/imports.py``: a fresh interpreter importing each SDK;
-* ``http``: ``bench/streamable_http.py`` (Streamable HTTP under uvicorn, with wrk), run as it is;
+* ``http``: ``bench/streamable_http.py`` (Streamable HTTP under uvicorn, with wrk: 2025-11-25
+  sessions, stateless, and 2026-07-28 requests, which need no session), run as it is; its options
+  go in ``--http-args "..."`` (``--http-args "--modes modern,stateless"``);
 * ``codec``: ``bench/codec.py`` (decode + encode of MCP messages, beside orjson and pydantic).
 
 The official SDK and FastMCP run in virtual environments of their own (``.bench/venvs/``, made on
@@ -203,7 +205,8 @@ def run_http(args: argparse.Namespace, section: Section) -> None:
     section.lines += [
         f"`bench/streamable_http.py`'s report, as it wrote it (command: `{shlex.join(command[1:])}`); "
         "see the Streamable HTTP section of bench/README.md. Its servers run in this interpreter's "
-        "environment (the official SDK there too), not in the peers' venvs.",
+        "environment (the official SDK there too), not in the peers' venvs, but for FastMCP's "
+        "(2026-07-28 modes only), which runs in its venv.",
         "",
     ]
     for line in text.splitlines():

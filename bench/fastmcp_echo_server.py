@@ -6,6 +6,12 @@ FastMCP derives from the function's signature. Served over stdio by ``FastMCP.ru
 start-up banner, with its log level at WARNING (its INFO start-up line and the banner go to stderr).
 
     python bench/fastmcp_echo_server.py [--tools N]
+    python bench/fastmcp_echo_server.py --port PORT [--mode modern|modern-sse] [--http h11|httptools]
+
+With ``--port``, its Streamable HTTP app (``FastMCP.http_app()``, at ``/mcp``, its defaults
+otherwise; ``json_response=True`` for ``modern``, as in the other servers' ``modern`` mode) is served for ``bench/streamable_http.py``
+by the same ``uvicorn.run`` call as the other servers there (``bench/streamable_http_servers.py``):
+127.0.0.1, one worker, the asyncio loop, no access log.
 
 Runs in FastMCP's venv (``.bench/venvs/fastmcp``, made by ``bench/peers.py``).
 """
@@ -42,8 +48,28 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--tools", type=int, default=0, help="extra tools to register")
+    parser.add_argument("--port", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT, not stdio")
+    parser.add_argument("--mode", choices=["modern", "modern-sse"], default="modern", help="with --port")
+    parser.add_argument("--http", choices=["h11", "httptools"], default="h11", help="uvicorn's HTTP parser")
     args = parser.parse_args()
-    build(args.tools).run("stdio", show_banner=False)
+    if args.port is None:
+        build(args.tools).run("stdio", show_banner=False)
+        return
+    import uvicorn
+
+    # modern-sse: FastMCP's setting (FASTMCP_JSON_RESPONSE, default off), as its users get it.
+    app = build(args.tools).http_app(path="/mcp", json_response=True if args.mode == "modern" else None)
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        loop="asyncio",
+        http=args.http,
+        workers=1,
+        access_log=False,
+        log_level="warning",
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

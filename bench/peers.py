@@ -39,7 +39,13 @@ PEERS: dict[str, Peer] = {
     peer.name: peer
     for peer in (
         Peer("official", ("mcp==2.3.0",), ("mcp", "pydantic", "anyio", "starlette")),
-        Peer("fastmcp", ("fastmcp==4.2.3",), ("fastmcp", "mcp", "pydantic", "anyio")),
+        # httptools: the HTTP parser uvicorn serves every server of bench/streamable_http.py with
+        # (FastMCP's there too, in this venv); the stdio benchmarks do not use it.
+        Peer(
+            "fastmcp",
+            ("fastmcp==4.2.3", "httptools>=0.6"),
+            ("fastmcp", "mcp", "pydantic", "anyio", "uvicorn", "httptools"),
+        ),
     )
 }
 

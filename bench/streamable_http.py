@@ -1,10 +1,12 @@
-"""``tools/call`` echo over Streamable HTTP: mcpbind beside the official SDK and a raw ASGI floor.
+"""``tools/call`` echo over Streamable HTTP: mcpbind beside the official SDK, FastMCP and a raw ASGI floor.
 
 Every server is one of ``bench/streamable_http_servers.py``'s apps (mcpbind's
 ``StreamableHTTPApp``, the official SDK's low-level ``Server`` and its decorator ``MCPServer``,
-each in JSON-response, SSE and stateless mode, and a raw msgspec ASGI app as the floor), run by
-the same uvicorn (one worker, asyncio loop, no access log; its HTTP parser is httptools when
-installed, else h11, or as ``--http`` says) in a process of its own on 127.0.0.1.
+each in JSON-response, SSE and stateless mode for 2025-11-25 requests and in the 2026-07-28
+modes, and a raw msgspec ASGI app as the floor), or FastMCP's app (2026-07-28 modes only, in its
+venv, by ``bench/fastmcp_echo_server.py``), run by the same uvicorn (one worker, asyncio loop, no
+access log; its HTTP parser is httptools when installed, else h11, or as ``--http`` says) in a
+process of its own on 127.0.0.1.
 
 For each server, in each round: spawn it, open a session with httpx (``initialize``, then
 ``notifications/initialized``), check that one ``tools/call`` through httpx returns the echoed
@@ -12,7 +14,11 @@ text, warm up, then load it with ``wrk`` at each concurrency (1, 16, 64 connecti
 thread, one session shared by all connections: every request carries the session's
 ``Mcp-Session-Id`` and ``MCP-Protocol-Version``, and an id of its own). wrk's Lua script checks
 every answer (status 200, the echoed text in the body, no ``"error"``); any socket error, non-2xx
-status or wrong body fails the run. calls/s is wrk's completed requests over its run time; p50
+status or wrong body fails the run. In the 2026-07-28 modes (``modern``: JSON responses asked
+for, ``modern-sse``: each app's defaults) there is no session: every request is a ``tools/call``
+whose ``_meta`` carries the version and the client's capabilities and info, with the
+``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers, and every answer must also say
+``"resultType":"complete"``. calls/s is wrk's completed requests over its run time; p50
 and p99 come from wrk's latency histogram; server CPU µs/call is the server process's CPU time
 over the phase (all threads, /proc schedstat) per call.
 
@@ -25,10 +31,11 @@ min-max range; ratios use medians. The load generator and the server share the m
 (nothing is pinned).
 
     PYTHONPATH=runtime:generated python bench/streamable_http.py [--quick] [--rounds N]
-        [--impls mcpbind,official-lowlevel,...] [--modes json,sse,stateless] [--http h11|httptools]
+        [--impls mcpbind,official-lowlevel,...] [--modes json,sse,stateless,modern,modern-sse] [--http h11|httptools]
 
 Needs ``wrk`` (``apt-get install wrk``; the script offers to install it when it runs as root),
-uvicorn, httpx, and ``mcp`` (the official SDK) for the official servers.
+uvicorn, httpx, and ``mcp`` (the official SDK) for the official servers; FastMCP's venv is made by
+``bench/peers.py`` on first use.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: bench._proc is imported from the repository root
     sys.path.insert(0, str(ROOT))
 
-from bench import _proc  # noqa: E402
+from bench import _proc, peers  # noqa: E402
 from bench._proc import fmt_ratio, med, ratio, version_of  # noqa: E402
 
 # -- small helpers (bench/_proc.py has those shared with bench/stdio.py) -------------------------
@@ -80,22 +87,40 @@ def commit() -> str:
 
 
 PROTOCOL_VERSION = "2025-11-25"
+MODERN_VERSION = "2026-07-28"
 PATH = "/mcp"
 ECHO_TEXT = "hello from wrk"
 ACCEPT = "application/json, text/event-stream"
+CLIENT_NAME = "bench-streamable-http"
+# What a 2026-07-28 request carries in its params' _meta in place of a session (no initialize).
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": CLIENT_NAME, "version": "0.1.0"},
+}
 
 IMPLEMENTATIONS = {
     "mcpbind": "mcpbind",
     "official-lowlevel": "official SDK low-level Server",
     "official-mcpserver": "official SDK MCPServer (decorators)",
+    "fastmcp": "FastMCP",
     "raw-floor": "raw msgspec ASGI app (floor)",
 }
 MODES = {
     "json": "JSON",
     "sse": "SSE",
     "stateless": "stateless (JSON)",
+    "modern": "2026-07-28 (JSON)",
+    "modern-sse": "2026-07-28, SSE allowed (defaults)",
 }
+# The modes whose requests are 2026-07-28 ones (no initialize, no session, _meta in each request).
+MODERN_MODES = ("modern", "modern-sse")
+# The modes run when --modes is not given: modern-sse is run only when named.
+DEFAULT_MODES = ("json", "sse", "stateless", "modern")
 OFFICIAL = ("official-lowlevel", "official-mcpserver")
+# Implementations run in the 2026-07-28 modes only (FastMCP's 2025 path is the official SDK's
+# session manager, measured above; leaving it out keeps the suite's time).
+MODERN_ONLY = ("fastmcp",)
 
 
 class BenchError(Exception):
@@ -123,6 +148,11 @@ class Config:
     def mode_label(self) -> str:
         return "no sessions" if self.implementation == "raw-floor" else MODES[self.mode]
 
+    @property
+    def modern(self) -> bool:
+        """Whether its requests are 2026-07-28 ones (the floor's never are)."""
+        return self.mode in MODERN_MODES and self.implementation != "raw-floor"
+
 
 # -- wrk -------------------------------------------------------------------------------------------
 
@@ -132,9 +162,10 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = %(accept)s
 wrk.headers["MCP-Protocol-Version"] = %(version)s
-%(session_header)s
+%(more_headers)s
 local body = %(body)s
 local expect = %(expect)s
+local expect_also = %(expect_also)s
 local threads = {}
 
 function setup(thread)
@@ -154,7 +185,8 @@ function request()
 end
 
 function response(status, headers, answer)
-  if status ~= 200 or not string.find(answer, expect, 1, true) or string.find(answer, '"error"', 1, true) then
+  if status ~= 200 or not string.find(answer, expect, 1, true) or not string.find(answer, expect_also, 1, true)
+      or string.find(answer, '"error"', 1, true) then
     bad = bad + 1
     if first_bad == "" then
       first_bad = status .. " " .. string.sub(answer, 1, 400)
@@ -184,18 +216,50 @@ def lua_string(value: str) -> str:
     return json.dumps(value)  # a JSON string literal is a valid Lua string literal for ASCII text
 
 
-def lua_script(session_id: str | None) -> str:
-    body = (
-        '{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
-        f'"params":{{"name":"echo","arguments":{{"text":"{ECHO_TEXT}"}}}}}}'
+def call_params(text: str, modern: bool) -> dict[str, Any]:
+    """The params of a tools/call of echo; a 2026-07-28 one carries the version and the client's
+    capabilities and info in its _meta."""
+    params: dict[str, Any] = {"name": "echo", "arguments": {"text": text}}
+    if modern:
+        params["_meta"] = MODERN_META
+    return params
+
+
+def request_headers(session_id: str | None, modern: bool, method: str | None) -> dict[str, str]:
+    """The headers of a POST: 2026-07-28 requests name the method (and tools/call the tool) in
+    ``Mcp-Method`` and ``Mcp-Name``, and have no session."""
+    headers = {
+        "Accept": ACCEPT,
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": MODERN_VERSION if modern else PROTOCOL_VERSION,
+    }
+    if modern and method is not None:
+        headers["Mcp-Method"] = method
+        if method == "tools/call":
+            headers["Mcp-Name"] = "echo"
+    if session_id is not None:
+        headers["Mcp-Session-Id"] = session_id
+    return headers
+
+
+def lua_script(session_id: str | None, modern: bool = False) -> str:
+    params = json.dumps(call_params(ECHO_TEXT, modern), separators=(",", ":"))
+    # The id is formatted in by the script (string.format): no other % may be in the body.
+    body = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":' + params.replace("%", "%%") + "}"
+    headers = request_headers(session_id, modern, "tools/call")
+    more = "\n".join(
+        f"wrk.headers[{lua_string(k)}] = {lua_string(v)}"
+        for k, v in headers.items()
+        if k not in ("Accept", "Content-Type", "MCP-Protocol-Version")
     )
-    header = f'wrk.headers["Mcp-Session-Id"] = {lua_string(session_id)}' if session_id else ""
     return LUA % {
         "accept": lua_string(ACCEPT),
-        "version": lua_string(PROTOCOL_VERSION),
-        "session_header": header,
+        "version": lua_string(headers["MCP-Protocol-Version"]),
+        "more_headers": more,
         "body": lua_string(body),
         "expect": lua_string(f'"text":"{ECHO_TEXT}"'),
+        # Every 2026-07-28 answer must say it is the final one.
+        "expect_also": lua_string('"resultType":"complete"' if modern else ""),
     }
 
 
@@ -300,11 +364,17 @@ class ServerProcess:
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = self.base + PATH
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        if config.implementation == "fastmcp":
+            # In FastMCP's venv, with nothing of this checkout on its path.
+            python, script, env = str(peers.python_of("fastmcp")), "fastmcp_echo_server.py", peers.peer_env()
+            where = ["--mode", config.mode]
+        else:
+            python, script, env = sys.executable, "streamable_http_servers.py", _proc.server_env()
+            where = [config.implementation, config.mode]
         self.command = [
-            sys.executable,
-            str(ROOT / "bench" / "streamable_http_servers.py"),
-            config.implementation,
-            config.mode,
+            python,
+            str(ROOT / "bench" / script),
+            *where,
             "--port",
             str(self.port),
             "--http",
@@ -314,7 +384,7 @@ class ServerProcess:
             self.proc = subprocess.Popen(
                 self.command,
                 cwd=ROOT,
-                env=_proc.server_env(),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=self.stderr,
                 stderr=self.stderr,
@@ -418,27 +488,24 @@ def parse_answer(response: httpx.Response, what: str) -> dict[str, Any]:
 
 
 class McpHttpClient:
-    """Just enough of an MCP client over httpx: open a session, call echo, delete the session."""
+    """Just enough of an MCP client over httpx: open a session, call echo, delete the session; or,
+    ``modern``, make 2026-07-28 calls, which need no session."""
 
-    def __init__(self, client: httpx.Client, url: str, name: str) -> None:
+    def __init__(self, client: httpx.Client, url: str, name: str, modern: bool = False) -> None:
         self.client = client
         self.url = url
         self.name = name
+        self.modern = modern
         self.session_id: str | None = None
         self.next_id = 1
 
-    def headers(self) -> dict[str, str]:
-        headers = {
-            "Accept": ACCEPT,
-            "Content-Type": "application/json",
-            "MCP-Protocol-Version": PROTOCOL_VERSION,
-        }
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        return headers
+    def headers(self, method: str | None = None) -> dict[str, str]:
+        return request_headers(self.session_id, self.modern, method)
 
     def open(self) -> None:
-        initialize = _proc.initialize_request("bench-streamable-http", PROTOCOL_VERSION)
+        if self.modern:
+            return  # 2026-07-28: no initialize, no session
+        initialize = _proc.initialize_request(CLIENT_NAME, PROTOCOL_VERSION)
         response = self.client.post(self.url, json=initialize, headers=self.headers())
         answer = parse_answer(response, f"{self.name}: initialize")
         result = answer.get("result")
@@ -456,15 +523,9 @@ class McpHttpClient:
     def echo(self, text: str) -> None:
         rid = self.next_id
         self.next_id += 1
-        call = {
-            "jsonrpc": "2.0",
-            "id": rid,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": text}},
-        }
-        answer = parse_answer(
-            self.client.post(self.url, json=call, headers=self.headers()), f"{self.name}: call"
-        )
+        call = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": call_params(text, self.modern)}
+        response = self.client.post(self.url, json=call, headers=self.headers("tools/call"))
+        answer = parse_answer(response, f"{self.name}: call")
         result = answer.get("result")
         content = result.get("content") if isinstance(result, dict) else None
         if (
@@ -476,6 +537,12 @@ class McpHttpClient:
             or content[0] != {"type": "text", "text": text}
         ):
             raise BenchError(f"{self.name}: wrong answer to echo {text!r}: {answer!r}")
+        if self.modern:
+            # A 2026-07-28 answer is a final result ("complete"), and opens no session.
+            if result.get("resultType") != "complete":
+                raise BenchError(f"{self.name}: a 2026-07-28 answer without resultType complete: {answer!r}")
+            if "mcp-session-id" in response.headers:
+                raise BenchError(f"{self.name}: a 2026-07-28 request was given a session: {answer!r}")
 
     def delete(self) -> None:
         if self.session_id is None:
@@ -554,13 +621,17 @@ def one_round(config: Config, args: argparse.Namespace, wrk: str, samples: Sampl
             notes.append(f"{config.name}: a round started with other work taking {busy:.0f}% of a CPU")
     with serving(config, args, notes) as server, tempfile.TemporaryDirectory() as tmp:
         with httpx.Client(timeout=30) as client:
-            mcp = McpHttpClient(client, server.url, config.name)
+            mcp = McpHttpClient(client, server.url, config.name, modern=config.modern)
             mcp.open()
             mcp.echo("checked before timing")
-            if config.mode != "stateless" and config.implementation != "raw-floor" and mcp.session_id is None:
+            if (
+                config.mode in ("json", "sse")
+                and config.implementation != "raw-floor"
+                and mcp.session_id is None
+            ):
                 raise BenchError(f"{config.name}: a stateful server gave no Mcp-Session-Id")
             script = Path(tmp) / "call.lua"
-            script.write_text(lua_script(mcp.session_id))
+            script.write_text(lua_script(mcp.session_id, config.modern))
             run_wrk(wrk, server.url, script, 16, args.warmup, args.wrk_threads, f"{config.name} warm-up")
             parts = []
             for c in args.concurrency:
@@ -621,9 +692,11 @@ def log(text: str) -> None:
 
 
 def official_best(results: dict[Config, Samples], c: int) -> tuple[Config | None, float]:
+    """The official SDK's configuration with the most calls/s at ``c`` connections, among the
+    2025-11-25 modes (the issue-6 comparisons; the 2026-07-28 rows have a section of their own)."""
     best: tuple[Config | None, float] = (None, float("nan"))
     for config, s in results.items():
-        if config.implementation in OFFICIAL and c in s.rate:
+        if config.implementation in OFFICIAL and not config.modern and c in s.rate:
             rate = med(s.rate[c])
             if best[0] is None or rate > best[1]:
                 best = (config, rate)
@@ -657,7 +730,9 @@ def report(
         f"{args.http} {version_of(args.http)}, no access log); msgspec {version_of('msgspec')}, "
         f"anyio {version_of('anyio')}, httpx {version_of('httpx')}, mcp {version_of('mcp')} (official SDK), "
         f"starlette {version_of('starlette')}, sse-starlette {version_of('sse-starlette')}; "
-        f"wrk {wrk_version(wrk)} (-t{args.wrk_threads}, one session per server shared by all connections); "
+        f"{fastmcp_versions(results)}"
+        f"wrk {wrk_version(wrk)} (-t{args.wrk_threads}, one session per server shared by all connections "
+        "in the 2025-11-25 modes, none in the 2026-07-28 ones); "
         f"{args.rounds} rounds of {args.duration:g} s per phase after a {args.warmup:g} s warm-up."
     )
     out.append("")
@@ -666,7 +741,8 @@ def report(
     out.append(
         "calls/s: median over the rounds (min-max); p50 and p99 latency in ms (medians over the rounds); "
         "server CPU µs per call; ratios of median calls/s to the floor and to the best official "
-        "configuration at the same concurrency; others' CPU %: the machine's CPU time during the phase "
+        "configuration at the same concurrency (of the 2025-11-25 modes; the 2026-07-28 rows are "
+        "compared in the section after these tables); others' CPU %: the machine's CPU time during the phase "
         "less the server's and wrk's, in % of one CPU (other processes, and interrupt work charged to "
         "no process), median and min-max over the rounds: other work skews a row where it is high."
     )
@@ -691,6 +767,7 @@ def report(
                 f"{fmt_ms(s.p99_us[c])} | {fmt_range(s.cpu_us[c])} | {fmt_ratio(ratio(rate, floor_rate))} | "
                 f"{fmt_ratio(ratio(rate, best_rate))} | {fmt_range(s.others_pct[c])} |"
             )
+    out.extend(modern_lines(results, args.concurrency))
     if memory:
         out.append("")
         out.append(f"### Memory: {args.sessions:,} open sessions (JSON mode), VmRSS of the server process")
@@ -722,6 +799,98 @@ def report(
         out.append("Notes:")
         out.extend(f"- {n}" for n in dict.fromkeys(notes))
     return "\n".join(out) + "\n"
+
+
+def fastmcp_versions(results: dict[Config, Samples]) -> str:
+    """What FastMCP's server runs on (its own venv), for the report's header; empty when not run."""
+    if not any(cfg.implementation == "fastmcp" for cfg in results):
+        return ""
+    try:
+        versions = peers.installed_versions("fastmcp")
+    except peers.PeerError:
+        return "FastMCP in .bench/venvs/fastmcp (versions unreadable); "
+    listed = ", ".join(f"{k} {v}" for k, v in versions.items())
+    return f"FastMCP's server in its venv (.bench/venvs/fastmcp: {listed}); "
+
+
+# The 2025-11-25 modes the 2026-07-28 rows are set beside: a call in a session, and one without.
+BESIDE = ("json", "stateless")
+
+
+def modern_lines(results: dict[Config, Samples], concurrency: Sequence[int]) -> list[str]:
+    """The 2026-07-28 section: each implementation's calls/s and CPU per call for 2026-07-28
+    requests beside its 2025-11-25 JSON and stateless rows, then mcpbind's ratios to the others."""
+    modern = [cfg for cfg in results if cfg.modern]
+    if not modern:
+        return []
+
+    def rate(cfg: Config, c: int) -> float:
+        s = results.get(cfg)
+        return med(s.rate[c]) if s is not None and c in s.rate else float("nan")
+
+    def cpu(cfg: Config, c: int) -> float:
+        s = results.get(cfg)
+        return med(s.cpu_us[c]) if s is not None and c in s.cpu_us else float("nan")
+
+    impls = dict.fromkeys(cfg.implementation for cfg in modern)
+    modes = [m for m in (*MODERN_MODES, *BESIDE) if any(cfg.mode == m for cfg in results)]
+    shown = [Config(i, m) for i in impls for m in modes if Config(i, m) in results]
+    cs = " | ".join(f"c={c}" for c in concurrency)
+    out = ["", "### MCP 2026-07-28 requests (no session) beside 2025-11-25", ""]
+    out.append(
+        "Every request of the 2026-07-28 rows is a `tools/call` of echo with no `initialize` before "
+        f"it and no session: `_meta` carries the protocol version ({MODERN_VERSION}) and the client's "
+        "capabilities and info, and the headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`; "
+        "every answer was checked to be the echoed text with `resultType` `complete`. Medians over "
+        "the rounds; the ranges are in the tables above."
+    )
+    out.append("")
+    out.append(f"| implementation | requests | calls/s {cs} | server CPU µs/call {cs} |")
+    out.append("| --- | --- |" + " ---: |" * (2 * len(concurrency)))
+    for cfg in shown:
+        rates = " | ".join(fmt_num(rate(cfg, c)) for c in concurrency)
+        cpus = " | ".join(fmt_num(cpu(cfg, c)) for c in concurrency)
+        out.append(f"| {cfg.label} | {cfg.mode_label} | {rates} | {cpus} |")
+    others = [i for i in impls if i != "mcpbind"]
+    pairs = [
+        (Config("mcpbind", m), Config(i, m))
+        for m in modes
+        for i in others
+        if Config("mcpbind", m) in results and Config(i, m) in results
+    ]
+    if pairs:
+        out += [
+            "",
+            "mcpbind against each of the others, request for request: calls/s ours / theirs, and "
+            "server CPU per call theirs / ours (above 1x: mcpbind is faster, or spends less).",
+            "",
+        ]
+        out.append(f"| mcpbind / | requests | calls/s {cs} | CPU per call, theirs / ours {cs} |")
+        out.append("| --- | --- |" + " ---: |" * (2 * len(concurrency)))
+        for ours, theirs in pairs:
+            rates = " | ".join(fmt_ratio(ratio(rate(ours, c), rate(theirs, c))) for c in concurrency)
+            cpus = " | ".join(fmt_ratio(ratio(cpu(theirs, c), cpu(ours, c))) for c in concurrency)
+            out.append(f"| {theirs.label} | {theirs.mode_label} | {rates} | {cpus} |")
+    within = [
+        (Config(i, m), Config(i, b))
+        for i in impls
+        for m in MODERN_MODES
+        for b in BESIDE
+        if Config(i, m) in results and Config(i, b) in results
+    ]
+    if within:
+        out += [
+            "",
+            "Each implementation's 2026-07-28 request against its own 2025-11-25 one: calls/s "
+            "2026 / 2025 (above 1x: the 2026 path is faster).",
+            "",
+        ]
+        out.append(f"| implementation | 2026-07-28 / 2025-11-25 | calls/s {cs} |")
+        out.append("| --- | --- |" + " ---: |" * len(concurrency))
+        for new, old in within:
+            rates = " | ".join(fmt_ratio(ratio(rate(new, c), rate(old, c))) for c in concurrency)
+            out.append(f"| {new.label} | {new.mode_label} / {old.mode_label} | {rates} |")
+    return out
 
 
 def goal_rows(results: dict[Config, Samples], memory: dict[str, Memory], floor: Samples | None) -> list[str]:
@@ -780,7 +949,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=",".join(IMPLEMENTATIONS),
         help=f"comma-separated, from: {', '.join(IMPLEMENTATIONS)}",
     )
-    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, from: {', '.join(MODES)}")
+    parser.add_argument(
+        "--modes",
+        default=",".join(DEFAULT_MODES),
+        help=f"comma-separated, from: {', '.join(MODES)} (default: {', '.join(DEFAULT_MODES)})",
+    )
     parser.add_argument(
         "--http",
         choices=["auto", "h11", "httptools"],
@@ -824,8 +997,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     impls = names(args.impls, list(IMPLEMENTATIONS), "implementations")
     modes = names(args.modes, list(MODES), "modes")
     args.configs = [
-        Config(impl, mode) for impl in impls for mode in (["stateless"] if impl == "raw-floor" else modes)
+        Config(impl, mode)
+        for impl in impls
+        for mode in (["stateless"] if impl == "raw-floor" else modes)
+        if impl not in MODERN_ONLY or mode in MODERN_MODES
     ]
+    if not args.configs:
+        parser.error(
+            f"nothing to run: {', '.join(MODERN_ONLY)} runs in the modes {', '.join(MODERN_MODES)} only"
+        )
     try:
         args.concurrency = sorted({int(c) for c in args.concurrency.split(",") if c.strip()})
     except ValueError:
@@ -863,7 +1043,8 @@ def run(
             log(f"round {r + 1}/{args.rounds} {config.name}: {summary} ({time.monotonic() - started:.1f} s)")
     memory: dict[str, Memory] = {}
     if args.sessions:
-        for impl in dict.fromkeys(c.implementation for c in configs):
+        # Sessions are a 2025-11-25 matter: measured when a mode of that era runs.
+        for impl in dict.fromkeys(c.implementation for c in configs if not c.modern):
             if impl == "raw-floor":
                 continue
             started = time.monotonic()
@@ -886,7 +1067,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     try:
         wrk = ensure_wrk()
-    except BenchError as exc:
+        if any(cfg.implementation == "fastmcp" for cfg in args.configs):
+            peers.ensure("fastmcp")  # its server runs in its venv
+    except (BenchError, peers.PeerError) as exc:
         print(f"bench/streamable_http.py: {exc}", file=sys.stderr)
         return 1
     started_at = args.commit or commit()

@@ -15,10 +15,21 @@ IMPL is one of:
   ``initialize`` and ``tools/call`` echo, notifications with 202: no sessions, no checks.
 
 MODE is ``json`` (stateful, JSON responses), ``sse`` (stateful, each POST answered with an SSE
-stream) or ``stateless`` (no sessions, JSON responses). The floor has the one behaviour whatever
-the mode. Every app is served at ``/mcp`` with each implementation's defaults otherwise, by
-uvicorn on 127.0.0.1 with one worker, the asyncio loop and no access log (the equivalent of
-``uvicorn --loop asyncio --http h11 --no-access-log --workers 1``).
+stream) or ``stateless`` (no sessions, JSON responses), which the 2025-11-25 requests are sent in;
+or ``modern``, where every request is a 2026-07-28 one (no ``initialize``, no session: the version
+and client capabilities in each request's ``_meta``), with JSON responses asked for
+(``json_response``, as in ``json`` and ``stateless``), or ``modern-sse``, the same with each app's
+defaults, where a server may answer with an SSE stream (the official SDK then runs the handler
+beside a watcher that would switch the answer to SSE if the handler sent a notification). One app
+serves both eras, whatever its ``stateless`` option says: a 2026-07-28 request never opens a
+session. The floor has the one behaviour whatever the mode. Every app is served at ``/mcp`` with
+each implementation's defaults otherwise, by uvicorn on 127.0.0.1 with one worker, the asyncio
+loop and no access log (the equivalent of ``uvicorn --loop asyncio --http h11 --no-access-log
+--workers 1``).
+
+FastMCP, the fourth server of the 2026-07-28 modes, is not served from here: it runs in its own
+venv, by ``bench/fastmcp_echo_server.py --port``, under the same ``uvicorn.run`` call
+(``serve`` below, which that script copies, as it cannot import this one: msgspec is not there).
 """
 
 # This file and bench/streamable_http.py run as scripts, so their folder, bench/, comes first on
@@ -45,7 +56,9 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 IMPLEMENTATIONS = ("mcpbind", "official-lowlevel", "official-mcpserver", "raw-floor")
-MODES = ("json", "sse", "stateless")
+MODES = ("json", "sse", "stateless", "modern", "modern-sse")
+# The modes of 2026-07-28 requests: JSON responses asked for, or each app's defaults.
+MODERN_MODES = ("modern", "modern-sse")
 PATH = "/mcp"
 
 
@@ -133,15 +146,32 @@ def mcpbind_app(mode: str) -> ASGIApp:
     from examples.echo_server import build
     from mcpbind.transports.http.server import StreamableHTTPApp
 
+    if mode == "modern":
+        return StreamableHTTPApp(build(), path=PATH, json_response=True)
+    if mode == "modern-sse":
+        return StreamableHTTPApp(build(), path=PATH)
     return StreamableHTTPApp(build(), path=PATH, json_response=mode != "sse", stateless=mode == "stateless")
+
+
+def official_options(mode: str) -> dict[str, Any]:
+    """The options of the official SDK's ``streamable_http_app()`` for a mode. Its app sends every
+    request whose ``MCP-Protocol-Version`` header is not a handshake version to its 2026-07-28
+    entry, whatever ``stateless_http`` says; of the options, that entry reads ``json_response``."""
+    if mode == "modern":
+        return {"streamable_http_path": PATH, "json_response": True}
+    if mode == "modern-sse":
+        return {"streamable_http_path": PATH}
+    return {
+        "streamable_http_path": PATH,
+        "json_response": mode != "sse",
+        "stateless_http": mode == "stateless",
+    }
 
 
 def official_lowlevel_app(mode: str) -> ASGIApp:
     from bench.official_echo_server import build
 
-    app: ASGIApp = build().streamable_http_app(
-        streamable_http_path=PATH, json_response=mode != "sse", stateless_http=mode == "stateless"
-    )
+    app: ASGIApp = build().streamable_http_app(**official_options(mode))
     return app
 
 
@@ -157,9 +187,7 @@ def official_mcpserver_app(mode: str) -> ASGIApp:
         """Says the text back."""
         return text
 
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=PATH, json_response=mode != "sse", stateless_http=mode == "stateless"
-    )
+    app: ASGIApp = server.streamable_http_app(**official_options(mode))
     return app
 
 
@@ -183,14 +211,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", choices=["h11", "httptools"], default="h11", help="uvicorn's HTTP parser")
     args = parser.parse_args(argv)
 
+    serve(build_app(args.implementation, args.mode), args.port, args.http)
+
+
+def serve(app: ASGIApp, port: int, http: str) -> None:
+    """How every server of the benchmark is run (bench/fastmcp_echo_server.py does the same)."""
     import uvicorn
 
     uvicorn.run(
-        build_app(args.implementation, args.mode),
+        app,
         host="127.0.0.1",
-        port=args.port,
+        port=port,
         loop="asyncio",
-        http=args.http,
+        http=http,
         workers=1,
         access_log=False,
         log_level="warning",
