@@ -29,8 +29,9 @@ def add(a: int, b: int) -> int:
 
 
 def _answer(ctx: Context, key: str) -> Any:
+    """The client's answer to the input request ``key``, as plain JSON data; None before it."""
     answer = (ctx.input_responses or {}).get(key)
-    return answer.model_dump() if hasattr(answer, "model_dump") else answer
+    return None if answer is None else answer.model_dump(mode="json")
 
 
 @app.tool

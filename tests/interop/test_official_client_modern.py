@@ -97,7 +97,7 @@ async def answer_elicitation(
 def client(where: Any, mode: str, **options: Any) -> mcp.Client:
     return mcp.Client(
         where,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         sampling_callback=answer_sampling,
         elicitation_callback=answer_elicitation,
         read_timeout_seconds=TEST_TIMEOUT,
@@ -140,11 +140,11 @@ async def test_everything_lists_calls_reads_prompts_and_completes(
 async def test_progress_and_log_messages_only_when_the_request_asks(
     transport: str, mode: str, anyio_backend: str
 ) -> None:
-    progress: list[float] = []
+    steps: list[float] = []
     logged: list[Any] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        steps.append(progress)
 
     async def on_log(params: mcp.types.LoggingMessageNotificationParams) -> None:
         logged.append(params.data)
@@ -154,14 +154,14 @@ async def test_progress_and_log_messages_only_when_the_request_asks(
             async with client(where, mode, logging_callback=on_log) as quiet:
                 result = await quiet.call_tool("countdown", {"start": 3}, progress_callback=on_progress)
                 assert text_of(result) == "liftoff"
-            assert progress == [1, 2, 3]
+            assert steps == [1, 2, 3]
             assert logged == []  # no logLevel in the request's _meta: no log messages
-            progress.clear()
+            steps.clear()
             async with client(where, mode, logging_callback=on_log, log_level="info") as chatty:
                 result = await chatty.call_tool("countdown", {"start": 3}, progress_callback=on_progress)
                 assert text_of(result) == "liftoff"
             assert logged == [{"countdown": 3}, {"countdown": 2}, {"countdown": 1}]
-            assert progress == [1, 2, 3]
+            assert steps == [1, 2, 3]
 
 
 async def test_sampling_and_elicitation_through_multi_round_trip_requests(
@@ -187,7 +187,7 @@ async def test_a_tool_that_needs_a_capability_the_client_lacks(
     with anyio.fail_after(TEST_TIMEOUT):
         async with (
             target("conformance_server", transport, anyio_backend) as where,
-            mcp.Client(where, mode=mode, read_timeout_seconds=TEST_TIMEOUT) as session,  # type: ignore[arg-type]
+            mcp.Client(where, mode=mode, read_timeout_seconds=TEST_TIMEOUT) as session,
         ):
             result = await session.call_tool("test_sampling", {"prompt": "hello"})
             assert result.is_error
