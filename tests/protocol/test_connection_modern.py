@@ -1,0 +1,236 @@
+"""The server side of the connection at MCP 2026-07-28 (stateless), sans-io: each request is
+served on what its own ``_meta`` says, the errors a request gets when that is missing or
+unsupported, the members every result carries, and the era a connection keeps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpbind import types
+from mcpbind.protocol.connection import Connection, RequestReceived
+from mcpbind.protocol.envelope import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LOG_LEVEL,
+    PROTOCOL_VERSION,
+    SERVER_INFO,
+)
+from mcpbind.protocol.errors import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
+from mcpbind.versions import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS
+from tests.protocol.connections import SERVER_INFO as INFO
+from tests.protocol.connections import initialize_request, message, ready_server, reply, server
+
+MODERN = "2026-07-28"
+META: dict[str, Any] = {
+    PROTOCOL_VERSION: MODERN,
+    CLIENT_CAPABILITIES: {"sampling": {}},
+    CLIENT_INFO: {"name": "raw", "version": "1"},
+}
+EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "schema" / MODERN / "examples"
+# The requests a client sends, as the specification's examples spell them.
+CLIENT_REQUESTS = [
+    "CallToolRequest",
+    "CompleteRequest",
+    "DiscoverRequest",
+    "GetPromptRequest",
+    "ListPromptsRequest",
+    "ListResourceTemplatesRequest",
+    "ListResourcesRequest",
+    "ListToolsRequest",
+    "ReadResourceRequest",
+    "SubscriptionsListenRequest",
+]
+
+
+def request(ident: int, method: str, params: dict[str, Any] | None = None, meta: Any = META) -> bytes:
+    body = dict(params or {})
+    if meta is not None:
+        body["_meta"] = meta
+    return message(id=ident, method=method, params=body)
+
+
+def received(events: list[Any]) -> RequestReceived:
+    [event] = events
+    assert isinstance(event, RequestReceived), event
+    return event
+
+
+def examples() -> list[Path]:
+    found = sorted(path for name in CLIENT_REQUESTS for path in (EXAMPLES / name).glob("*.json"))
+    return found
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="the specification's examples are in ../shared/schema")
+@pytest.mark.parametrize("path", examples(), ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_every_request_example_of_the_specification_is_served_on_its_own(path: Path) -> None:
+    side = server()
+    data = path.read_bytes()
+    event = received(side.receive(data))
+    sent = json.loads(data)
+    assert event.id == sent["id"] and event.method == sent["method"]
+    assert event.envelope is not None and event.envelope.version == MODERN
+    assert side.modern
+
+
+def test_the_envelope_is_read_from_the_requests_meta() -> None:
+    side = server()
+    event = received(side.receive(request(1, "tools/list", meta={**META, LOG_LEVEL: "warning"})))
+    envelope = event.envelope
+    assert envelope is not None
+    assert envelope.client_capabilities == types.ClientCapabilities(
+        sampling=types.ClientCapabilitiesSampling()
+    )
+    assert envelope.client_info == types.Implementation(name="raw", version="1")
+    assert envelope.log_level == "warning"
+    assert envelope.input_responses is None and envelope.request_state is None
+    assert side.envelope_of(1) is envelope
+    # Nothing is kept: the next request says it all again, differently.
+    event = received(
+        side.receive(request(2, "tools/list", meta={PROTOCOL_VERSION: MODERN, CLIENT_CAPABILITIES: {}}))
+    )
+    assert event.envelope is not None
+    assert event.envelope.client_capabilities == types.ClientCapabilities()
+    assert event.envelope.client_info is None and event.envelope.log_level is None
+
+
+def test_a_retry_brings_its_answers_and_state() -> None:
+    side = server()
+    params = {"name": "ask", "inputResponses": {"elicitation-1": {"action": "decline"}}, "requestState": "s1"}
+    event = received(side.receive(request(3, "tools/call", params)))
+    assert event.envelope is not None
+    assert event.envelope.input_responses == {"elicitation-1": {"action": "decline"}}
+    assert event.envelope.request_state == "s1"
+    assert event.params.name == "ask"
+
+
+@pytest.mark.parametrize(
+    ("meta", "says"),
+    [
+        ({CLIENT_CAPABILITIES: {}}, "protocolVersion']` is missing"),
+        ({PROTOCOL_VERSION: 20260728, CLIENT_CAPABILITIES: {}}, "must be a string"),
+        ({PROTOCOL_VERSION: MODERN}, "clientCapabilities']` is missing"),
+        ({PROTOCOL_VERSION: MODERN, CLIENT_CAPABILITIES: {"sampling": 3}}, "clientCapabilities"),
+        ({**META, CLIENT_INFO: {"name": "no version"}}, "clientInfo"),
+        ({**META, LOG_LEVEL: "loud"}, "logLevel"),
+        ("not an object", "_meta"),
+    ],
+)
+def test_a_malformed_envelope_is_invalid_params(meta: Any, says: str) -> None:
+    side = server()
+    answer = reply(side.receive(request(4, "server/discover", meta=meta)))
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert says in answer["error"]["message"]
+
+
+def test_an_unknown_version_gets_the_supported_list() -> None:
+    answer = reply(server().receive(request(5, "tools/list", meta={**META, PROTOCOL_VERSION: "2099-01-01"})))
+    assert answer["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    assert answer["error"]["data"] == {"supported": list(SUPPORTED_VERSIONS), "requested": "2099-01-01"}
+
+
+def test_a_server_without_the_stateless_versions_says_which_it_has() -> None:
+    side = server(versions=HANDSHAKE_VERSIONS)
+    answer = reply(side.receive(request(6, "server/discover")))
+    assert answer["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    assert answer["error"]["data"]["supported"] == list(HANDSHAKE_VERSIONS)
+    # ... and still has sessions for the handshake versions.
+    assert (
+        reply(side.receive(initialize_request(HANDSHAKE_VERSIONS[0])))["result"]["protocolVersion"]
+        == (HANDSHAKE_VERSIONS[0])
+    )
+
+
+@pytest.mark.parametrize(
+    "method", ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"]
+)
+def test_the_methods_the_stateless_protocol_dropped_are_not_found(method: str) -> None:
+    params = {"level": "info"} if method == "logging/setLevel" else {"uri": "test://x"}
+    answer = reply(server().receive(request(7, method, {} if method == "ping" else params)))
+    assert answer["error"]["code"] == METHOD_NOT_FOUND
+
+
+def test_a_connection_that_served_a_stateless_request_takes_no_handshake() -> None:
+    side = server()
+    received(side.receive(request(1, "server/discover")))
+    answer = reply(side.receive(initialize_request(HANDSHAKE_VERSIONS[0], id=2)))
+    assert answer["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    assert MODERN in answer["error"]["data"]["supported"]
+    # A request without the envelope is now a malformed stateless one.
+    assert reply(side.receive(request(3, "tools/list", meta=None)))["error"]["code"] == INVALID_PARAMS
+
+
+def test_a_session_knows_no_stateless_methods() -> None:
+    side = ready_server(HANDSHAKE_VERSIONS[0])
+    for ident, method in enumerate(["server/discover", "subscriptions/listen"], start=10):
+        answer = reply(side.receive(request(ident, method, {"notifications": {}})))
+        assert answer["error"]["code"] == METHOD_NOT_FOUND
+    # A session's requests are its own even with stateless _meta keys in them.
+    event = received(side.receive(request(12, "tools/list")))
+    assert event.envelope is None
+
+
+def test_a_request_without_meta_on_a_new_connection_still_needs_the_handshake() -> None:
+    answer = reply(server().receive(request(1, "tools/list", meta=None)))
+    assert "before initialization" in answer["error"]["message"]
+
+
+def result_of(side: Connection, ident: int, method: str, result: Any) -> Any:
+    data = side.respond(ident, side.spec_of(method), result)
+    assert data is not None
+    return json.loads(data)["result"]
+
+
+def test_results_carry_their_type_and_the_servers_identity() -> None:
+    side = server()
+    received(side.receive(request(1, "tools/call", {"name": "t"})))
+    result = result_of(side, 1, "tools/call", types.CallToolResult(content=[types.TextContent(text="hi")]))
+    assert result == {
+        "resultType": "complete",
+        "_meta": {SERVER_INFO: {"name": INFO.name, "version": INFO.version}},
+        "content": [{"type": "text", "text": "hi"}],
+    }
+    # A result's own _meta is kept beside the identity.
+    received(side.receive(request(2, "tools/call", {"name": "t"})))
+    own = types.CallToolResult(content=[], meta={"com.example/trace": "abc"})
+    assert result_of(side, 2, "tools/call", own)["_meta"] == {
+        "com.example/trace": "abc",
+        SERVER_INFO: {"name": INFO.name, "version": INFO.version},
+    }
+
+
+def test_cacheable_results_carry_the_hints_given() -> None:
+    hints = {"tools/list": b'"ttlMs":60000,"cacheScope":"public"'}
+    side = server(cache_hints=hints)
+    received(side.receive(request(1, "tools/list")))
+    result = result_of(side, 1, "tools/list", types.ListToolsResult(tools=[]))
+    assert (result["ttlMs"], result["cacheScope"], result["resultType"]) == (60000, "public", "complete")
+    received(side.receive(request(2, "prompts/list")))
+    assert "ttlMs" not in result_of(side, 2, "prompts/list", types.ListPromptsResult(prompts=[]))
+
+
+def test_session_results_are_unchanged() -> None:
+    side = ready_server(HANDSHAKE_VERSIONS[0], cache_hints={"tools/list": b'"ttlMs":1,"cacheScope":"public"'})
+    received(side.receive(request(1, "tools/list", meta=None)))
+    assert result_of(side, 1, "tools/list", types.ListToolsResult(tools=[])) == {"tools": []}
+
+
+def test_resource_not_found_is_invalid_params_at_the_stateless_version_only() -> None:
+    missing = McpError(RESOURCE_NOT_FOUND, "Resource not found: test://x", {"uri": "test://x"})
+    modern = server()
+    received(modern.receive(request(1, "resources/read", {"uri": "test://x"})))
+    data = modern.respond_error(1, missing)
+    assert data is not None and json.loads(data)["error"]["code"] == INVALID_PARAMS
+    session = ready_server(HANDSHAKE_VERSIONS[0])
+    received(session.receive(request(1, "resources/read", {"uri": "test://x"}, meta=None)))
+    data = session.respond_error(1, missing)
+    assert data is not None and json.loads(data)["error"]["code"] == RESOURCE_NOT_FOUND
