@@ -598,7 +598,9 @@ async def test_a_silent_sse_stream_times_out() -> None:
     fake = FakeServer()
     note = notification("notifications/message", {"level": "info", "data": "started"})
     fake.post_handlers["tools/call"] = lambda seen: Sse([event(note), HOLD])
-    async with connect(fake, sse_read_timeout=0.3) as (session, _):
+    # The read timeout also bounds the wait for the answer's headers: long enough that a loaded
+    # machine gets them (and the first event) in time, so that what times out is the silence.
+    async with connect(fake, sse_read_timeout=1.0) as (session, _):
         with pytest.raises(McpError) as info:
             await session.call_tool("echo", {})
     assert "cannot be resumed" in info.value.message
