@@ -277,10 +277,13 @@ class Listener:
         self._subscriptions.add(self, tag)
         task_status.started()
         try:
-            # No time limit: the stream lasts until either side ends it.
-            await server.request(modern.methods.SUBSCRIPTIONS_LISTEN, params, timeout=math.inf)
-        except McpError as exc:
-            self._error = exc
+            try:
+                # No time limit: the stream lasts until either side ends it.
+                await server.request(modern.methods.SUBSCRIPTIONS_LISTEN, params, timeout=math.inf)
+            except McpError as exc:
+                self._error = exc
+            # The stream's notifications came before its end: they reach the reader first.
+            await server.session.notifications_handled()
         finally:
             self._acked.set()
             self._send.close()  # the server ended it (a result, or an error): iteration ends

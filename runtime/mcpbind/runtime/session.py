@@ -407,6 +407,27 @@ class Session(Sender):
         elif isinstance(event, UnmatchedResponse):
             log.debug("dropping a response for unknown request id %r", event.id)
 
+    async def notifications_handled(self, timeout: float = 5.0) -> None:
+        """Wait until the handlers of every notification received so far have run (one task
+        runs them, in the order they came, while responses wake their callers at once): what a
+        caller must do before acting on a response that the peer sent after notifications it
+        wants seen first. Returns at once where there is nothing queued, and after ``timeout``
+        seconds if the session is ending meanwhile."""
+        queue = self._notifications
+        if queue is None:
+            return
+        done = anyio.Event()
+
+        async def mark(params: Any, ctx: RequestContext[Any]) -> None:
+            done.set()
+
+        with anyio.move_on_after(timeout):
+            try:
+                await queue.send((mark, NotificationReceived("", None)))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+            await done.wait()
+
     def cancel_received(self, ident: RequestId) -> bool:
         """Stop the handler of the received request ``ident``, which will send no response, as
         the peer's ``notifications/cancelled`` does (a transport calls it when the peer went
