@@ -32,6 +32,7 @@ import pytest
 
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
+from mcpbind.client.subscriptions import ToolsListChanged
 from mcpbind.runtime.context import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from tests.http_harness import loopback_socket, serve_asgi
@@ -254,7 +255,7 @@ async def test_mcpbind_client_against_a_ts_server(modules: Path, kind: str) -> N
             assert server.stateless and server.protocol_version == MODERN
             assert server.server_info.name == "ts-v2-peer"
             tools = await server.list_tools()
-            assert [tool.name for tool in tools.tools] == ["add", "count", "ask_name", "summarize"]
+            assert [tool.name for tool in tools.tools] == ["add", "count", "ask_name", "summarize", "touch"]
             added = await server.call_tool("add", {"a": 20, "b": 22})
             assert text_of(added) == "42" and added.structured_content == {"sum": 42}
             steps: list[float] = []
@@ -281,3 +282,13 @@ async def test_ts_tools_ask_through_multi_round_trip_results(modules: Path, kind
             assert text_of(await server.call_tool("ask_name")) == "hello Ada (accept, asked-once)"
             summary = await server.call_tool("summarize", {"text": "mcpbind"})
             assert text_of(summary) == "summary: 18 characters"  # "Summarize: mcpbind"
+
+
+@TRANSPORTS
+async def test_ts_server_sends_a_tool_list_change_to_a_listen_stream(modules: Path, kind: str) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect(modules, kind) as server, server.listen(tools=True) as changes:
+            assert changes.acknowledged.tools_list_changed is True
+            assert text_of(await server.call_tool("touch")) == "touched"
+            event = await changes.__anext__()
+            assert isinstance(event, ToolsListChanged)

@@ -2,7 +2,8 @@
 // node ts_v2_server.mjs MODULES stdio, or node ts_v2_server.mjs MODULES http PORT (127.0.0.1 only,
 // MCP endpoint /mcp). MODULES is the node_modules folder holding the SDK and zod. Tools "add"
 // (structured output), "count" (progress), "ask_name" (elicitation through a multi round-trip
-// result) and "summarize" (sampling through one); resource ts://greeting; prompt "greet".
+// result), "summarize" (sampling through one) and "touch" (announces a tool-list change to
+// subscriptions/listen streams); resource ts://greeting; prompt "greet".
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +13,8 @@ const load = (file) => import(pathToFileURL(join(modules, file)).href);
 const sdk = await load('@modelcontextprotocol/server/dist/index.mjs');
 const { McpServer, inputRequired, inputResponse, createMcpHandler } = sdk;
 const { z } = await load('zod/index.js');
+
+let handler; // the HTTP handler (its notify face reaches the listen streams), once made
 
 function build() {
     const server = new McpServer({ name: 'ts-v2-peer', version: '2.4.0' });
@@ -63,6 +66,13 @@ function build() {
         }
         return { content: [{ type: 'text', text: `summary: ${answer.result.content.text}` }] };
     });
+    server.registerTool('touch', { description: 'Announces a change of the tool list' }, async () => {
+        // over HTTP each request has its own instance: the handler's bus reaches the listen streams;
+        // over stdio the connection's instance announces it and serveStdio routes it onto them
+        if (handler) handler.notify.toolsChanged();
+        else await server.sendToolListChanged();
+        return { content: [{ type: 'text', text: 'touched' }] };
+    });
     server.registerResource('greeting', 'ts://greeting', { mimeType: 'text/plain' }, async (uri) => ({
         contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'hello from typescript' }]
     }));
@@ -76,7 +86,7 @@ if (kind === 'stdio') {
     const { serveStdio } = await load('@modelcontextprotocol/server/dist/stdio.mjs');
     serveStdio(build);
 } else {
-    const handler = createMcpHandler(build);
+    handler = createMcpHandler(build);
     const http = createServer(async (req, res) => {
         // node:http to the handler's web-standard fetch face, streaming the answer (SSE) through.
         const chunks = [];
