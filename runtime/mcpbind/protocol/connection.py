@@ -10,21 +10,22 @@ types first, so members it does not know are never sent to it.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any, Final, Literal
 
 import msgspec
 from msgspec import UNSET
 
 from mcpbind import types
+from mcpbind.protocol.client_capabilities import CLIENT_CAPABILITY_FOR, missing_client_capability
+from mcpbind.protocol.codecs import shared_codec
+from mcpbind.protocol.delivery import FULL_DELIVERY, Delivery
 from mcpbind.protocol.envelope import (
     MODERN_ONLY_METHODS,
     REMOVED_METHODS,
-    SERVER_INFO,
     Envelope,
     is_modern_meta,
     read_envelope,
@@ -39,7 +40,27 @@ from mcpbind.protocol.errors import (
     UnsupportedProtocolVersionError,
     error_from_response,
 )
+from mcpbind.protocol.events import (
+    CancelRequested,
+    ErrorReceived,
+    Event,
+    NotificationReceived,
+    ProgressReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+    SessionReady,
+    UnmatchedResponse,
+)
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
+from mcpbind.protocol.stateless import (
+    MRTR_METHODS,
+    NOT_CACHEABLE,
+    encode_result,
+    info_meta,
+    is_retry,
+    read_retry,
+)
 from mcpbind.protocol.wire import (
     Codec,
     ErrorResponse,
@@ -53,7 +74,6 @@ from mcpbind.versions import (
     HANDLER_VERSION,
     HANDSHAKE_VERSIONS,
     KNOWN_VERSIONS,
-    LATEST_VERSION,
     MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
     schema_for,
@@ -87,203 +107,11 @@ CANONICAL_VERSION: Final = HANDLER_VERSION
 
 methods = types.methods
 
-# The client capability a server needs before it may send each of these requests.
-_CLIENT_CAPABILITY_FOR: Final = {
-    methods.SAMPLING_CREATE_MESSAGE.method: "sampling",
-    methods.ELICITATION_CREATE.method: "elicitation",
-    methods.ROOTS_LIST.method: "roots",
-}
-
-
-def missing_client_capability(capabilities: Any, method: str, params: Any) -> tuple[str, str] | None:
-    """What a server may not send: for the request ``method`` with ``params``, the client
-    capability it needs that ``capabilities`` (the client's ``ClientCapabilities``) lacks, and
-    the use that needs it (for a message); ``None`` when nothing is missing.
-
-    As the specification says: ``roots/list`` needs ``roots``; ``sampling/createMessage`` needs
-    ``sampling``, plus ``sampling.tools`` with ``tools`` or ``toolChoice`` and
-    ``sampling.context`` with an ``includeContext`` other than ``"none"``;
-    ``elicitation/create`` needs ``elicitation.url`` in URL mode and ``elicitation.form`` in
-    form mode (an empty ``elicitation`` declares form mode only). A request augmented with a
-    ``task`` needs the client's ``tasks.requests`` entry for it.
-    """
-    name = _CLIENT_CAPABILITY_FOR.get(method)
-    if name is None:
-        return None
-    declared = getattr(capabilities, name, UNSET) if capabilities is not None else UNSET
-    if declared is UNSET:
-        return name, method
-    if method == methods.SAMPLING_CREATE_MESSAGE.method:
-        if (
-            getattr(params, "tools", UNSET) is not UNSET or getattr(params, "tool_choice", UNSET) is not UNSET
-        ) and getattr(declared, "tools", UNSET) is UNSET:
-            return "sampling.tools", f"{method} with tools or toolChoice"
-        context = getattr(params, "include_context", UNSET)
-        if context not in (UNSET, "none") and getattr(declared, "context", UNSET) is UNSET:
-            return "sampling.context", f"{method} with includeContext {context!r}"
-        task = _TASK_CAPABILITY_FOR_SAMPLING
-    elif method == methods.ELICITATION_CREATE.method:
-        form, url = getattr(declared, "form", UNSET), getattr(declared, "url", UNSET)
-        if isinstance(params, types.ElicitRequestURLParams) or getattr(params, "mode", UNSET) == "url":
-            if url is UNSET:
-                return "elicitation.url", f"{method} in url mode"
-        elif form is UNSET and url is not UNSET:  # an empty elicitation object means form mode
-            return "elicitation.form", f"{method} in form mode"
-        task = _TASK_CAPABILITY_FOR_ELICITATION
-    else:
-        return None
-    if getattr(params, "task", UNSET) is not UNSET:
-        path, spelled = task
-        found: Any = getattr(capabilities, "tasks", UNSET)
-        for part in path:
-            found = getattr(found, part, UNSET)
-        if found is UNSET:
-            return spelled, f"{method} as a task"
-    return None
-
-
-# Where ClientCapabilities declares task-augmented sampling and elicitation: attributes, and
-# the name the specification spells.
-_TASK_CAPABILITY_FOR_SAMPLING: Final = (
-    ("requests", "sampling", "create_message"),
-    "tasks.requests.sampling.createMessage",
-)
-_TASK_CAPABILITY_FOR_ELICITATION: Final = (
-    ("requests", "elicitation", "create"),
-    "tasks.requests.elicitation.create",
-)
-
 
 class Phase(enum.Enum):
     NEW = "new"  # nothing exchanged yet
     INITIALIZING = "initializing"  # initialize sent (client) or answered (server)
     READY = "ready"  # the initialized notification went out (client) or came in (server)
-
-
-# -- events -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RequestReceived:
-    """A request for a handler: answer it with :meth:`Connection.respond` or ``respond_error``.
-
-    ``envelope`` is a stateless (2026-07-28 and later) request's own metadata, which stands in
-    for what the handshake told a session; ``None`` for a request of a session."""
-
-    id: RequestId
-    method: str
-    params: Any
-    envelope: Envelope | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class NotificationReceived:
-    method: str
-    params: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ResponseReceived:
-    """The typed result of a request this side sent."""
-
-    id: RequestId
-    result: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorReceived:
-    """The peer answered a request this side sent with an error."""
-
-    id: RequestId
-    error: McpError
-
-
-@dataclass(frozen=True, slots=True)
-class UnmatchedResponse:
-    """A response whose id matches no pending request (late, duplicated or bogus): dropped."""
-
-    id: RequestId | None
-
-
-@dataclass(frozen=True, slots=True)
-class CancelRequested:
-    """The peer cancelled a request it sent; its handler should stop and send nothing."""
-
-    request_id: RequestId
-    reason: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class ProgressReceived:
-    token: str | int
-    params: types.ProgressNotificationParams
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """Bytes the core produced on its own (an error, a ping or initialize answer) to send now."""
-
-    data: bytes
-    # The id of the request it answers, when there is one.
-    id: RequestId | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionReady:
-    """The handshake is complete on this side."""
-
-
-Event = (
-    RequestReceived
-    | NotificationReceived
-    | ResponseReceived
-    | ErrorReceived
-    | UnmatchedResponse
-    | CancelRequested
-    | ProgressReceived
-    | Reply
-    | SessionReady
-)
-
-
-def _shared_codec(role: Role, batching: bool | None) -> Codec:
-    """Codecs hold no per-connection state, and building one defines a struct per method: one
-    per role and batching rule is shared by every connection (``None``: the canonical
-    version's rule, the same codec as when it is given)."""
-    return _codec_for(role, methods.BATCHING if batching is None else batching)
-
-
-@functools.cache
-def _codec_for(role: Role, batching: bool) -> Codec:
-    return Codec(_server_table() if role == "server" else _client_table(), role, batching=batching)
-
-
-def _client_table() -> ModuleType:
-    """What a client accepts: the handler-facing table, plus the notifications only the
-    stateless versions have (``notifications/subscriptions/acknowledged``, in their types)."""
-    table = ModuleType("mcpbind.protocol.connection.client_table")
-    modern = schema_for(LATEST_VERSION).methods
-    table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
-    table.BATCHING = methods.BATCHING  # type: ignore[attr-defined]
-    table.REQUESTS = methods.REQUESTS  # type: ignore[attr-defined]
-    table.NOTIFICATIONS = {  # type: ignore[attr-defined]
-        **methods.NOTIFICATIONS,
-        **{m: spec for m, spec in modern.NOTIFICATIONS.items() if m not in methods.NOTIFICATIONS},
-    }
-    return table
-
-
-def _server_table() -> ModuleType:
-    """What a server accepts: the handler-facing table, plus the methods only the stateless
-    versions have (their params are those versions' types), so that one codec reads every
-    request whatever its era; :meth:`Connection._request` keeps each era to its own methods."""
-    table = ModuleType("mcpbind.protocol.connection.server_table")
-    modern = schema_for(LATEST_VERSION).methods
-    table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
-    table.BATCHING = methods.BATCHING  # type: ignore[attr-defined]
-    table.REQUESTS = {**methods.REQUESTS, **{m: modern.REQUESTS[m] for m in MODERN_ONLY_METHODS}}  # type: ignore[attr-defined]
-    table.NOTIFICATIONS = methods.NOTIFICATIONS  # type: ignore[attr-defined]
-    return table
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...] = HANDSHAKE_VERSIONS) -> str:
@@ -293,83 +121,6 @@ def negotiate_version(requested: str, supported: tuple[str, ...] = HANDSHAKE_VER
     if not handshake:
         raise UnsupportedProtocolVersionError(requested, supported)
     return requested if requested in handshake else handshake[0]
-
-
-# The requests that may end a round with an ``InputRequiredResult`` and be retried with
-# ``inputResponses`` and ``requestState`` (multi round-trip requests).
-MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
-
-
-class _RetryParams(msgspec.Struct):
-    input_responses: dict[str, Any] | None = msgspec.field(name="inputResponses", default=None)
-    request_state: str | None = msgspec.field(name="requestState", default=None)
-
-
-class _RetryMessage(msgspec.Struct):
-    """The members of a multi round-trip retry that the handler-facing params lack."""
-
-    params: _RetryParams = msgspec.field(default_factory=_RetryParams)
-
-
-_RETRY_DECODER: Final = msgspec.json.Decoder(_RetryMessage)
-
-# The caching hints of a result no client may keep: stale at once, for the one who asked only.
-_NOT_CACHEABLE: Final = b'"ttlMs":0,"cacheScope":"private"'
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """What the transport of a server's connection can carry to the client besides the
-    responses to the client's requests, and so what the server may declare and send. The one
-    place that knows what each kind of message needs; stdio and in-memory transports carry
-    everything (the default), Streamable HTTP what its options allow
-    (:func:`mcpbind.transports.http.server.delivery_for`).
-
-    * ``unrelated``: messages tied to no request of the client's reach it (list changes,
-      resource updates, requests sent from outside a request's handler). Without it no
-      ``listChanged`` and no ``resources.subscribe`` are declared.
-    * ``related``: what a request's handler sends before its response reaches the client
-      (progress, log messages, requests to the client). Without it no ``logging`` is declared
-      and log messages are not sent.
-    * ``answers``: the client's answers to the server's requests reach the server.
-    * ``mode``, ``why`` and ``remedy`` name the mode, what it lacks and the option that changes
-      it, for the error a request that cannot be sent raises (see :meth:`refusal`).
-    """
-
-    unrelated: bool = True
-    related: bool = True
-    answers: bool = True
-    mode: str = ""
-    why: str = ""
-    remedy: str = ""
-
-    def refusal(self, method: str, related: bool) -> str | None:
-        """Why a request ``method`` to the client cannot be sent (``related``: by the handler of
-        a request of the client's), or ``None`` when it can."""
-        if self.answers and (self.related if related else self.unrelated):
-            return None
-        where = " from outside a request's handler" if self.answers and self.related and not related else ""
-        return f"Cannot send {method}: {self.mode} cannot send requests to the client{where} ({self.why}); {self.remedy}"
-
-    def declarable(self, capabilities: types.ServerCapabilities) -> types.ServerCapabilities:
-        """``capabilities`` without what could never reach the client (see the fields)."""
-        changes: dict[str, Any] = {}
-        if not self.unrelated:
-            for name in ("tools", "resources", "prompts"):
-                part = getattr(capabilities, name)
-                if isinstance(part, msgspec.UnsetType):
-                    continue
-                drop = {"list_changed": UNSET}
-                if name == "resources":
-                    drop["subscribe"] = UNSET
-                changes[name] = msgspec.structs.replace(part, **drop)
-        if not self.related and capabilities.logging is not UNSET:
-            changes["logging"] = UNSET
-        return msgspec.structs.replace(capabilities, **changes) if changes else capabilities
-
-
-# What stdio and in-memory transports carry: everything.
-FULL_DELIVERY: Final = Delivery()
 
 
 @dataclass(slots=True)
@@ -412,14 +163,14 @@ class Connection:
     _info_meta: bytes = field(init=False)
 
     def __post_init__(self) -> None:
-        self._codec = _shared_codec(self.role, None)
+        self._codec = shared_codec(self.role, None)
         for version in self.versions:
             # Fail at construction, not mid-session, on an unknown version; its types are
             # loaded only if it is negotiated (each version's modules cost memory and time).
             if version not in KNOWN_VERSIONS:
                 raise LookupError(f"unknown MCP schema version {version!r}; known: {KNOWN_VERSIONS}")
         self._modern_versions = frozenset(v for v in self.versions if v in MODERN_VERSIONS)
-        self._info_meta = b'"_meta":{"' + SERVER_INFO.encode() + b'":' + msgspec.json.encode(self.info) + b"}"
+        self._info_meta = info_meta(self.info)
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -537,17 +288,10 @@ class Connection:
             and (b'"requestState"' in data or b'"inputResponses"' in data)
         ):
             try:
-                retry = _RETRY_DECODER.decode(data).params
+                responses, state = read_retry(data)
             except msgspec.ValidationError as exc:
                 return [Reply(Codec.encode_error(ident, INVALID_PARAMS, f"Invalid params: {exc}"), ident)]
-            envelope = Envelope(
-                envelope.version,
-                envelope.client_capabilities,
-                envelope.client_info,
-                envelope.log_level,
-                retry.input_responses,
-                retry.request_state,
-            )
+            envelope = dataclasses.replace(envelope, input_responses=responses, request_state=state)
         self._in_flight[ident] = envelope
         return [RequestReceived(ident, method, message.params, envelope)]
 
@@ -569,7 +313,7 @@ class Connection:
         self.peer.info = params.client_info
         self.peer.capabilities = params.capabilities
         self.phase = Phase.INITIALIZING
-        self._codec = _shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
+        self._codec = shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
         result = types.InitializeResult(
             protocol_version=self.protocol_version,
             capabilities=self.capabilities,
@@ -663,37 +407,12 @@ class Connection:
         self._in_flight.pop(ident, None)
 
     def _modern_result(self, ident: RequestId, method: str, result: Any) -> bytes:
-        """A stateless request's result: with ``resultType`` (``"complete"`` unless the result
-        names its own, as an ``InputRequiredResult`` does), the server's identity in ``_meta``
-        and the method's caching hints. The handler-facing result is encoded as it is and
-        these members are put in front of its own."""
-        meta = getattr(result, "meta", UNSET)
-        info_meta = self._info_meta
-        if isinstance(meta, dict) and meta:
-            merged = {**meta, SERVER_INFO: self.info}
-            info_meta = b'"_meta":' + msgspec.json.encode(merged)
-            result = msgspec.structs.replace(result, meta=UNSET)
-        if hasattr(result, "result_type"):
-            # Names its own (an InputRequiredResult): not a complete result, no caching hints.
-            head = b"{"
-        else:
-            head = b'{"resultType":"complete",'
-            hint = self.cache_hints.get(method)
-            if hint is not None and not hasattr(result, "ttl_ms"):
-                envelope = self._in_flight[ident]
-                if envelope is not None and (
-                    envelope.request_state is not None or envelope.input_responses is not None
-                ):
-                    # The result of a multi round-trip retry depends on answers that are not
-                    # part of a cache key: "do not keep it" (the hints themselves are required).
-                    hint = _NOT_CACHEABLE
-                head += hint + b","
-        body = msgspec.json.encode(result)
-        if body == b"{}":
-            combined = head + info_meta + b"}"
-        else:
-            combined = head + info_meta + b"," + body[1:]
-        return Codec.encode_result(ident, msgspec.Raw(combined))
+        """A stateless request's result, with what every such result carries (see
+        :func:`~mcpbind.protocol.stateless.encode_result`)."""
+        hint = self.cache_hints.get(method)
+        if hint is not None and is_retry(self._in_flight[ident]):
+            hint = NOT_CACHEABLE
+        return encode_result(ident, result, self.info, self._info_meta, hint)
 
     # -- sending --------------------------------------------------------------------------
 
@@ -750,7 +469,7 @@ class Connection:
             refusal = self.delivery.refusal(spec.method, related)
             if refusal is not None:
                 raise McpError(INVALID_REQUEST, refusal)
-            if spec.method in _CLIENT_CAPABILITY_FOR:
+            if spec.method in CLIENT_CAPABILITY_FOR:
                 missing = missing_client_capability(self.peer.capabilities, spec.method, params)
                 if missing is not None:
                     capability, use = missing
@@ -787,7 +506,7 @@ class Connection:
             # (a stateless version needs no handshake to skip: its requests say what they speak)
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
         self.protocol_version = protocol_version
-        self._codec = _shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
+        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
         self.phase = Phase.READY
 
     def fresh(self) -> Connection:
@@ -829,7 +548,7 @@ class Connection:
         self.peer.info = result.server_info
         self.peer.capabilities = result.capabilities
         self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
-        self._codec = _shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
+        self._codec = shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
         self.phase = Phase.READY
         return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
 
@@ -852,7 +571,7 @@ class Connection:
         self.peer.info = server_info
         self.peer.capabilities = capabilities
         self.peer.instructions = instructions
-        self._codec = _shared_codec(self.role, schema_for(version).methods.BATCHING)
+        self._codec = shared_codec(self.role, schema_for(version).methods.BATCHING)
         self.phase = Phase.READY
 
     @property

@@ -31,7 +31,6 @@ from mcpbind import fastpath, types
 from mcpbind.exception_groups import only_error
 from mcpbind.fastpath import awaited, finish, first_step
 from mcpbind.protocol.connection import (
-    MRTR_METHODS,
     CancelRequested,
     Connection,
     ErrorReceived,
@@ -45,6 +44,7 @@ from mcpbind.protocol.connection import (
     UnmatchedResponse,
 )
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from mcpbind.protocol.stateless import MRTR_METHODS
 from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.context import LOG_LEVELS as LOG_LEVELS
 from mcpbind.runtime.context import ClientContext, RequestContext, ServerContext, require_logging, sends_logs

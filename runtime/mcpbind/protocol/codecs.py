@@ -1,0 +1,59 @@
+"""The codec each side of a connection reads with: the handler-facing method table plus what
+only the stateless versions have, one codec per role and batching rule, shared by every
+connection."""
+
+from __future__ import annotations
+
+import functools
+from types import ModuleType
+from typing import Literal
+
+from mcpbind import types
+from mcpbind.protocol.envelope import MODERN_ONLY_METHODS
+from mcpbind.protocol.wire import Codec
+from mcpbind.versions import LATEST_VERSION, schema_for
+
+__all__ = ["shared_codec"]
+
+Role = Literal["client", "server"]
+methods = types.methods
+
+
+def shared_codec(role: Role, batching: bool | None) -> Codec:
+    """Codecs hold no per-connection state, and building one defines a struct per method: one
+    per role and batching rule is shared by every connection (``None``: the canonical
+    version's rule, the same codec as when it is given)."""
+    return _codec_for(role, methods.BATCHING if batching is None else batching)
+
+
+@functools.cache
+def _codec_for(role: Role, batching: bool) -> Codec:
+    return Codec(_server_table() if role == "server" else _client_table(), role, batching=batching)
+
+
+def _client_table() -> ModuleType:
+    """What a client accepts: the handler-facing table, plus the notifications only the
+    stateless versions have (``notifications/subscriptions/acknowledged``, in their types)."""
+    table = ModuleType("mcpbind.protocol.codecs.client_table")
+    modern = schema_for(LATEST_VERSION).methods
+    table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
+    table.BATCHING = methods.BATCHING  # type: ignore[attr-defined]
+    table.REQUESTS = methods.REQUESTS  # type: ignore[attr-defined]
+    table.NOTIFICATIONS = {  # type: ignore[attr-defined]
+        **methods.NOTIFICATIONS,
+        **{m: spec for m, spec in modern.NOTIFICATIONS.items() if m not in methods.NOTIFICATIONS},
+    }
+    return table
+
+
+def _server_table() -> ModuleType:
+    """What a server accepts: the handler-facing table, plus the methods only the stateless
+    versions have (their params are those versions' types), so that one codec reads every
+    request whatever its era; :class:`~mcpbind.protocol.connection.Connection` keeps each era to its own methods."""
+    table = ModuleType("mcpbind.protocol.codecs.server_table")
+    modern = schema_for(LATEST_VERSION).methods
+    table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
+    table.BATCHING = methods.BATCHING  # type: ignore[attr-defined]
+    table.REQUESTS = {**methods.REQUESTS, **{m: modern.REQUESTS[m] for m in MODERN_ONLY_METHODS}}  # type: ignore[attr-defined]
+    table.NOTIFICATIONS = methods.NOTIFICATIONS  # type: ignore[attr-defined]
+    return table

@@ -1,0 +1,79 @@
+"""What the answer to a stateless (MCP 2026-07-28) request carries besides its result, and what
+a multi round-trip retry brings that the handler-facing params lack."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET
+
+from mcpbind import types
+from mcpbind.protocol.envelope import SERVER_INFO, Envelope
+from mcpbind.protocol.wire import Codec, RequestId
+
+__all__ = ["MRTR_METHODS", "NOT_CACHEABLE", "encode_result", "info_meta", "is_retry", "read_retry"]
+
+# The requests that may end a round with an ``InputRequiredResult`` and be retried with
+# ``inputResponses`` and ``requestState`` (multi round-trip requests).
+MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+class _RetryParams(msgspec.Struct):
+    input_responses: dict[str, Any] | None = msgspec.field(name="inputResponses", default=None)
+    request_state: str | None = msgspec.field(name="requestState", default=None)
+
+
+class _RetryMessage(msgspec.Struct):
+    """The members of a multi round-trip retry that the handler-facing params lack."""
+
+    params: _RetryParams = msgspec.field(default_factory=_RetryParams)
+
+
+RETRY_DECODER: Final = msgspec.json.Decoder(_RetryMessage)
+
+# The caching hints of a result no client may keep: stale at once, for the one who asked only.
+NOT_CACHEABLE: Final = b'"ttlMs":0,"cacheScope":"private"'
+
+
+def read_retry(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The ``inputResponses`` and ``requestState`` of a request's bytes (``None`` for each one
+    absent); ``msgspec.ValidationError`` when they are malformed."""
+    params = RETRY_DECODER.decode(data).params
+    return params.input_responses, params.request_state
+
+
+def is_retry(envelope: Envelope | None) -> bool:
+    """Whether a request is a multi round-trip retry (its result depends on answers that are
+    no part of a cache key)."""
+    return envelope is not None and (
+        envelope.request_state is not None or envelope.input_responses is not None
+    )
+
+
+def info_meta(info: types.Implementation) -> bytes:
+    """The ``_meta`` member naming the server, encoded once per connection."""
+    return b'"_meta":{"' + SERVER_INFO.encode() + b'":' + msgspec.json.encode(info) + b"}"
+
+
+def encode_result(
+    ident: RequestId, result: Any, info: types.Implementation, encoded_info: bytes, hint: bytes | None
+) -> bytes:
+    """The response carrying ``result`` to a stateless request: with ``resultType``
+    (``"complete"`` unless the result names its own, as an ``InputRequiredResult`` does), the
+    server's identity in ``_meta`` (``encoded_info``, from :func:`info_meta`; merged with the
+    result's own ``_meta``) and, for a complete result, the caching ``hint``. The
+    handler-facing result is encoded as it is and these members put in front of its own."""
+    meta = getattr(result, "meta", UNSET)
+    if isinstance(meta, dict) and meta:
+        encoded_info = b'"_meta":' + msgspec.json.encode({**meta, SERVER_INFO: info})
+        result = msgspec.structs.replace(result, meta=UNSET)
+    if hasattr(result, "result_type"):
+        head = b"{"  # names its own (an InputRequiredResult): not complete, no caching hints
+    else:
+        head = b'{"resultType":"complete",'
+        if hint is not None and not hasattr(result, "ttl_ms"):
+            head += hint + b","
+    body = msgspec.json.encode(result)
+    combined = head + encoded_info + (b"}" if body == b"{}" else b"," + body[1:])
+    return Codec.encode_result(ident, msgspec.Raw(combined))
