@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,6 +26,7 @@ from mcpbind.server.catalog import Catalog
 from mcpbind.server.completion import CompletionFn, completion_handler
 from mcpbind.server.discover import discover_handler
 from mcpbind.server.handler_objects import handlers_of
+from mcpbind.server.hosting import Hosting
 from mcpbind.server.listen import Listeners
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from mcpbind.server.prompts import FunctionPrompt
     from mcpbind.server.resources import FunctionResource, FunctionResourceTemplate
     from mcpbind.server.tools import FunctionTool
-    from mcpbind.transports.http.server import StreamableHTTPApp
 
 __all__ = ["Server"]
 
@@ -46,7 +45,7 @@ R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server(HandlerRegistry[ToServer, RequestContext]):
+class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
     """An MCP server: register handlers, then :meth:`run` it over a transport.
 
     Handlers take the method's params struct and a :class:`RequestContext` and return its
@@ -638,37 +637,3 @@ class Server(HandlerRegistry[ToServer, RequestContext]):
                 await session.wait_closed()
             finally:
                 self._broadcasts.forget(session)
-
-    async def run_stdio(self, *, max_message_size: int | None = None) -> None:
-        """Serve one client over this process's stdin and stdout, until stdin closes."""
-        from mcpbind.transports.stdio import stdio_server_transport
-
-        kwargs = {} if max_message_size is None else {"max_message_size": max_message_size}
-        async with stdio_server_transport(**kwargs) as transport:
-            await self.run(transport)
-
-    def run_stdio_sync(self, backend: str = "asyncio") -> None:
-        """Blocking :meth:`run_stdio`, for a script's ``main``."""
-        anyio.run(self.run_stdio, backend=backend)
-
-    def http_app(self, **options: Any) -> StreamableHTTPApp[Server]:
-        """This server's Streamable HTTP transport as an ASGI application, to mount in any ASGI
-        server (``options``: see :class:`~mcpbind.transports.http.server.StreamableHTTPApp`)."""
-        # A downward import (the HTTP app needs only a ServerEndpoint, never this module), made
-        # here so that a server that never serves HTTP does not load it.
-        from mcpbind.transports.http.server import StreamableHTTPApp
-
-        return StreamableHTTPApp(self, **options)
-
-    async def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serve over Streamable HTTP at ``http://host:port/mcp`` (uvicorn on asyncio, hypercorn
-        on trio) until cancelled; needs the ``http`` extra."""
-        from mcpbind.transports.http.server import serve_http  # (as in http_app)
-
-        await serve_http(self, host, port, **options)
-
-    def run_http_sync(
-        self, host: str = "127.0.0.1", port: int = 8000, backend: str = "asyncio", **options: Any
-    ) -> None:
-        """Blocking :meth:`run_http`, for a script's ``main``."""
-        anyio.run(functools.partial(self.run_http, host, port, **options), backend=backend)

@@ -1,0 +1,69 @@
+"""Serving a server on the standard transports from a script: stdin and stdout, or Streamable
+HTTP under uvicorn or hypercorn (:class:`Hosting`, which :class:`~mcpbind.server.server.Server`
+mixes in)."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from mcpbind.transports.base import Transport
+from mcpbind.transports.http.endpoint import ServerEndpoint
+
+if TYPE_CHECKING:
+    from mcpbind.transports.http.server import StreamableHTTPApp
+
+__all__ = ["Hosting"]
+
+EndpointT = TypeVar("EndpointT", bound=ServerEndpoint)
+
+
+class Hosting:
+    """The ``run_*`` and ``http_app`` conveniences of an endpoint that serves one client over a
+    transport with :meth:`run`."""
+
+    async def run(self, transport: Transport) -> None:
+        """Serve one client over ``transport`` (the endpoint's own; :class:`Server` has it)."""
+        raise NotImplementedError
+
+    async def run_stdio(self, *, max_message_size: int | None = None) -> None:
+        """Serve one client over this process's stdin and stdout, until stdin closes."""
+        from mcpbind.transports.stdio import stdio_server_transport
+
+        kwargs = {} if max_message_size is None else {"max_message_size": max_message_size}
+        async with stdio_server_transport(**kwargs) as transport:
+            await self.run(transport)
+
+    def run_stdio_sync(self, backend: str = "asyncio") -> None:
+        """Blocking :meth:`run_stdio`, for a script's ``main``."""
+        anyio.run(self.run_stdio, backend=backend)
+
+    def http_app(self: EndpointT, **options: Any) -> StreamableHTTPApp[EndpointT]:
+        """This server's Streamable HTTP transport as an ASGI application, to mount in any ASGI
+        server (``options``: see :class:`~mcpbind.transports.http.server.StreamableHTTPApp`)."""
+        # A downward import (the HTTP app needs only a ServerEndpoint, never this module), made
+        # here so that a server that never serves HTTP does not load it.
+        from mcpbind.transports.http.server import StreamableHTTPApp
+
+        return StreamableHTTPApp(self, **options)
+
+    async def run_http(
+        self: ServerEndpoint, host: str = "127.0.0.1", port: int = 8000, **options: Any
+    ) -> None:
+        """Serve over Streamable HTTP at ``http://host:port/mcp`` (uvicorn on asyncio, hypercorn
+        on trio) until cancelled; needs the ``http`` extra."""
+        from mcpbind.transports.http.server import serve_http  # (as in http_app)
+
+        await serve_http(self, host, port, **options)
+
+    def run_http_sync(
+        self: ServerEndpoint,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        backend: str = "asyncio",
+        **options: Any,
+    ) -> None:
+        """Blocking :meth:`run_http`, for a script's ``main``."""
+        anyio.run(functools.partial(Hosting.run_http, self, host, port, **options), backend=backend)
