@@ -8,10 +8,9 @@ The server runs in a child process; the client here on both anyio backends.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.runtime.context import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from tests.http_harness import loopback_socket
+from tests.interop.child_http import child_http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -54,30 +53,9 @@ def transport(request: pytest.FixtureRequest) -> str:
     return kind
 
 
-@asynccontextmanager
-async def http_server() -> AsyncIterator[str]:
+def http_server() -> AbstractAsyncContextManager[str]:
     """The FastMCP server on a free port of 127.0.0.1, in a child process; its MCP URL."""
-    sock = loopback_socket()
-    port = sock.getsockname()[1]
-    sock.close()  # the child binds it again
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        with anyio.fail_after(20):
-            while True:  # until the child listens (it signals nothing else)
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    assert process.poll() is None, "the FastMCP server exited"
-                    await anyio.sleep(0.05)
-                else:
-                    await stream.aclose()
-                    break
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    return child_http_server(lambda port: [sys.executable, str(SERVER), "http", str(port)], "FastMCP")
 
 
 @asynccontextmanager

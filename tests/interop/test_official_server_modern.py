@@ -8,10 +8,9 @@ The server runs in a child process on asyncio; the client here on both anyio bac
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from mcpbind.runtime.context import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.http.client import open_streamable_http
 from mcpbind.versions import HANDSHAKE_VERSIONS
-from tests.http_harness import loopback_socket
+from tests.interop.child_http import child_http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -75,30 +74,9 @@ class Recorder:
         self.requests.append((request.method, request.headers))
 
 
-@asynccontextmanager
-async def http_server() -> AsyncIterator[str]:
+def http_server() -> AbstractAsyncContextManager[str]:
     """The official server on a free port of 127.0.0.1, in a child process; its MCP URL."""
-    sock = loopback_socket()
-    port = sock.getsockname()[1]
-    sock.close()  # the child binds it again
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        with anyio.fail_after(20):
-            while True:  # until the child listens (it signals nothing else)
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    assert process.poll() is None, "the official server exited"
-                    await anyio.sleep(0.05)
-                else:
-                    await stream.aclose()
-                    break
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    return child_http_server(lambda port: [sys.executable, str(SERVER), "http", str(port)], "official")
 
 
 @asynccontextmanager

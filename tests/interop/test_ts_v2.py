@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,7 +35,8 @@ from mcpbind.client.remote import RemoteServer
 from mcpbind.client.subscriptions import ToolsListChanged
 from mcpbind.runtime.context import RequestContext
 from mcpbind.schema import v2025_11_25 as types
-from tests.http_harness import loopback_socket, serve_asgi
+from tests.http_harness import serve_asgi
+from tests.interop.child_http import child_http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -198,32 +199,11 @@ async def sample(
     )
 
 
-@asynccontextmanager
-async def ts_http_server(modules: Path) -> AsyncIterator[str]:
+def ts_http_server(modules: Path) -> AbstractAsyncContextManager[str]:
     """The TypeScript server on a free port of 127.0.0.1, in a child process; its MCP URL."""
-    sock = loopback_socket()
-    port = sock.getsockname()[1]
-    sock.close()  # the child binds it again
-    process = subprocess.Popen(
-        [node(), str(SERVER_SCRIPT), str(modules), "http", str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
+    return child_http_server(
+        lambda port: [node(), str(SERVER_SCRIPT), str(modules), "http", str(port)], "TypeScript"
     )
-    try:
-        with anyio.fail_after(20):
-            while True:  # until the child listens (it signals nothing else)
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    assert process.poll() is None, "the TypeScript server exited"
-                    await anyio.sleep(0.05)
-                else:
-                    await stream.aclose()
-                    break
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @asynccontextmanager
