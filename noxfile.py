@@ -18,8 +18,16 @@ TEST_DEPS = ["pytest>=8", "anyio>=4.7", "trio>=0.26", "hypothesis>=6.100", "typi
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
 # 2.17: the private_modules contract.
 IMPORT_LINTER = "import-linter==2.17"
-# HTTP: the client's libraries, and both ASGI servers the app is tested under.
-HTTP_DEPS = ["httpx>=0.28,<1", "httpx-sse>=0.4", "uvicorn>=0.30", "hypercorn>=0.17", "sniffio>=1.3"]
+# HTTP: the client's libraries, both ASGI servers the app is tested under, and the OAuth extra's libraries.
+HTTP_DEPS = [
+    "httpx>=0.28,<1",
+    "httpx-sse>=0.4",
+    "uvicorn>=0.30",
+    "hypercorn>=0.17",
+    "sniffio>=1.3",
+    "joserfc>=1.1",
+    "authlib>=1.6",
+]
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3", "fastmcp==4.2.3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
