@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -67,6 +68,12 @@ class OAuth(httpx.Auth):
     ) -> None:
         if not client_metadata.redirect_uris:
             raise ValueError("client_metadata needs redirect_uris for the authorization code flow")
+        if client_metadata_url is not None:
+            parts = urlsplit(client_metadata_url)
+            if parts.scheme != "https" or parts.path in ("", "/"):
+                raise ValueError(
+                    "client_metadata_url must be an https URL with a path (a Client ID Metadata Document)"
+                )
         self.server_url = server_url
         self.client_metadata = client_metadata
         self.authorize = authorize
@@ -80,6 +87,9 @@ class OAuth(httpx.Auth):
         self._discovery: Discovery | None = None
         self._tokens: StoredTokens | None = None
         self._requested: list[str] = []
+        # The authorization server the pre-registered credentials were first used with: they are
+        # never offered to another one.
+        self._pre_registered_issuer: str | None = None
 
     @property
     def tokens(self) -> StoredTokens | None:
@@ -94,9 +104,14 @@ class OAuth(httpx.Auth):
             sent = await self._usable_tokens()
             _apply(request, sent)
             response = yield request
-            if response.status_code == 401:
+            # Tokens someone else obtained (another request, the store) get one try each; a
+            # refresh or a new authorization ends the retries.
+            granted = False
+            tries = 0
+            while response.status_code == 401 and not granted and tries < 3:
+                tries += 1
                 challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
-                sent = await self._reauthorize(sent, challenge)
+                sent, granted = await self._reauthorize(sent, challenge)
                 _apply(request, sent)
                 response = yield request
             step_ups = 0
@@ -144,22 +159,24 @@ class OAuth(httpx.Auth):
         self._discovery = discovery
         return discovery
 
-    async def _reauthorize(self, sent: StoredTokens | None, challenge: Challenge | None) -> StoredTokens:
+    async def _reauthorize(
+        self, sent: StoredTokens | None, challenge: Challenge | None
+    ) -> tuple[StoredTokens, bool]:
         """After a 401: the tokens another request got meanwhile, else stored ones not yet tried,
-        else refreshed ones, else a new authorization."""
+        else refreshed ones, else a new authorization; and whether they were just granted."""
         async with self._lock:
             if _differs(self._tokens, sent):
                 assert self._tokens is not None
-                return self._tokens
+                return self._tokens, False
             async with self._http() as http:
                 discovery = await self._discover(http, challenge)
                 current = self._tokens
                 if current is not None and _differs(current, sent) and not current.expired():
-                    return current
+                    return current, False
                 if current is not None and current.refresh_token:
                     refreshed = await self._refresh_or_none(http, discovery, current)
                     if refreshed is not None:
-                        return refreshed
+                        return refreshed, True
                 scope = select_scopes(
                     challenge_scope=challenge.scope if challenge is not None else None,
                     configured=self.scopes,
@@ -168,7 +185,7 @@ class OAuth(httpx.Auth):
                     previous=self._requested,
                     wants_refresh=self._wants_refresh(),
                 )
-                return await self._authorize(http, discovery, scope)
+                return await self._authorize(http, discovery, scope), True
 
     async def _step_up(self, sent: StoredTokens | None, challenge: Challenge) -> StoredTokens:
         """After a 403 ``insufficient_scope``: authorize again for the scopes held so far and
@@ -200,6 +217,13 @@ class OAuth(httpx.Auth):
         return grants is None or "refresh_token" in grants
 
     async def _client(self, http: httpx.AsyncClient, discovery: Discovery) -> ClientInformation:
+        information = self.client_information
+        if information is not None:
+            if self._pre_registered_issuer is None:
+                self._pre_registered_issuer = discovery.issuer
+            elif self._pre_registered_issuer != discovery.issuer:
+                information = None  # registered with another authorization server
+        assert self.client_metadata.redirect_uris
         return await obtain_client(
             http,
             discovery.issuer,
@@ -207,7 +231,8 @@ class OAuth(httpx.Auth):
             self.store,
             client_metadata=self.client_metadata,
             client_metadata_url=self.client_metadata_url,
-            client_information=self.client_information,
+            client_information=information,
+            redirect_uri=self.client_metadata.redirect_uris[0],
         )
 
     async def _authorize(

@@ -95,9 +95,13 @@ async def register_client(
     return info
 
 
-def _usable(info: ClientInformation) -> bool:
+def _usable(info: ClientInformation, redirect_uri: str | None) -> bool:
+    """A stored registration is used while its secret lasts and while it names the redirect URI
+    in use (a loopback port can change from one run to the next)."""
     expires = info.client_secret_expires_at
-    return not expires or expires > time.time() + 30
+    if expires and expires <= time.time() + 30:
+        return False
+    return redirect_uri is None or info.redirect_uris is None or redirect_uri in info.redirect_uris
 
 
 async def obtain_client(
@@ -109,17 +113,19 @@ async def obtain_client(
     client_metadata: ClientMetadata,
     client_metadata_url: str | None = None,
     client_information: ClientInformation | None = None,
+    redirect_uri: str | None = None,
 ) -> ClientInformation:
-    """The client's credentials at the authorization server ``issuer``: those stored for it,
-    else a Client ID Metadata Document's URL (when the server supports them), else
-    ``client_information`` (pre-registered), else a new registration, which is stored."""
-    stored = await store.get_client(issuer)
-    if stored is not None and _usable(stored):
-        return stored
+    """The client's credentials at the authorization server ``issuer``: a Client ID Metadata
+    Document's URL when the server supports them, else ``client_information`` (registered
+    beforehand, for this server), else the registration stored for ``issuer`` (while usable
+    with ``redirect_uri``), else a new registration, which is stored."""
     if client_metadata_url and server.client_id_metadata_document_supported:
         return ClientInformation(client_id=client_metadata_url, token_endpoint_auth_method="none")
     if client_information is not None:
         return client_information
+    stored = await store.get_client(issuer)
+    if stored is not None and _usable(stored, redirect_uri):
+        return stored
     info = await register_client(http, server, client_metadata)
     await store.set_client(issuer, info)
     return info
