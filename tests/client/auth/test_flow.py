@@ -359,3 +359,14 @@ def test_a_client_metadata_url_must_be_https_with_a_path(url: str) -> None:
             authorize=FakeWorld().authorize,
             client_metadata_url=url,
         )
+
+
+async def test_login_authorizes_ahead_of_the_first_request() -> None:
+    world = FakeWorld()
+    async with world.client() as http:
+        auth = _oauth(world, http)
+        tokens = await auth.login()
+        assert await auth.login() == tokens  # still valid: nothing more to do
+        assert (await _post(world, auth)).status_code == 200
+    assert world.mcp_tokens == [tokens.access_token]
+    assert len(world.authorizations) == 1

@@ -96,6 +96,18 @@ class OAuth(httpx.Auth):
         """The tokens in use (None before the first authorization)."""
         return self._tokens
 
+    async def login(self) -> StoredTokens:
+        """Authorize now, before any request: usable stored (or refreshed) tokens, else the
+        authorization code flow. For interactive clients, so that the user's visit to the
+        authorization server is not bounded by an HTTP request's timeout. Discovery here starts
+        from the well-known URLs (there is no 401 yet to name the resource metadata)."""
+        tokens = await self._usable_tokens()
+        if tokens is not None and not tokens.expired():
+            return tokens
+        with _failing_the_request():
+            tokens, _ = await self._reauthorize(tokens, None)
+        return tokens
+
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         raise RuntimeError("mcpbind's OAuth authorizes asynchronously: use it with httpx.AsyncClient")
 
