@@ -370,3 +370,12 @@ async def test_login_authorizes_ahead_of_the_first_request() -> None:
         assert (await _post(world, auth)).status_code == 200
     assert world.mcp_tokens == [tokens.access_token]
     assert len(world.authorizations) == 1
+
+
+async def test_a_2025_03_26_server_without_metadata_uses_the_default_endpoints() -> None:
+    world = FakeWorld(prm_path=None, issuer="https://mcp.test", metadata_url="")
+    async with world.client() as http:
+        assert (await _post(world, _oauth(world, http))).status_code == 200
+    assert ("POST", "https://mcp.test/register") in world.requests
+    assert ("POST", "https://mcp.test/token") in world.requests
+    assert world.authorizations[0]["resource"] == RESOURCE
