@@ -17,7 +17,13 @@ from mcpbind.oauth.metadata import AuthorizationServerMetadata
 from mcpbind.oauth.registration import ClientInformation, ClientMetadata, decode_client_information
 from mcpbind.oauth.tokens import OAuthError, decode_error
 
-__all__ = ["application_type", "obtain_client", "register_client", "registration_metadata"]
+__all__ = [
+    "application_type",
+    "client_id_metadata_document",
+    "obtain_client",
+    "register_client",
+    "registration_metadata",
+]
 
 _DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"]
 
@@ -65,6 +71,21 @@ def registration_metadata(
         token_endpoint_auth_method=method,
         client_id=None,
     )
+
+
+def client_id_metadata_document(client_metadata: ClientMetadata, url: str) -> bytes:
+    """The JSON to publish at ``url`` as the client's Client ID Metadata Document: its metadata
+    with ``client_id`` set to that URL, a public client (``none``) of the authorization code
+    flow unless it says otherwise."""
+    document = msgspec.structs.replace(
+        client_metadata,
+        client_id=url,
+        application_type=application_type(client_metadata),
+        grant_types=client_metadata.grant_types or list(_DEFAULT_GRANT_TYPES),
+        response_types=client_metadata.response_types or ["code"],
+        token_endpoint_auth_method=client_metadata.token_endpoint_auth_method or "none",
+    )
+    return msgspec.json.encode(document)
 
 
 async def register_client(
