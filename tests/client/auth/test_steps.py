@@ -75,7 +75,7 @@ def test_auth_method_choice() -> None:
 def test_basic_credentials_are_form_encoded() -> None:
     client = ClientInformation(client_id="id:1", client_secret="s e/c")
     form, headers = client_authentication(client, "client_secret_basic", {"grant_type": "x"})
-    assert form == {"grant_type": "x"}
+    assert form == {"grant_type": "x", "client_id": "id:1"}  # also in the form (RFC 6749 section 3.2.1)
     assert base64.b64decode(headers["Authorization"].removeprefix("Basic ")) == b"id%3A1:s%20e%2Fc"
     with pytest.raises(OAuthError):
         client_authentication(ClientInformation(client_id="c"), "client_secret_post", {})

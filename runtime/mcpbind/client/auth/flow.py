@@ -228,7 +228,9 @@ class OAuth(httpx.Auth):
         grants = self.client_metadata.grant_types
         return grants is None or "refresh_token" in grants
 
-    async def _client(self, http: httpx.AsyncClient, discovery: Discovery) -> ClientInformation:
+    async def _client(
+        self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None = None
+    ) -> ClientInformation:
         information = self.client_information
         if information is not None:
             if self._pre_registered_issuer is None:
@@ -245,12 +247,13 @@ class OAuth(httpx.Auth):
             client_metadata_url=self.client_metadata_url,
             client_information=information,
             redirect_uri=self.client_metadata.redirect_uris[0],
+            scope=scope,
         )
 
     async def _authorize(
         self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
     ) -> StoredTokens:
-        client = await self._client(http, discovery)
+        client = await self._client(http, discovery, scope)
         assert self.client_metadata.redirect_uris
         try:
             tokens = await authorization_code_grant(

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
+from mcpbind.client.auth.scopes import join_scopes, split_scopes
 from mcpbind.client.auth.stores import TokenStore
 from mcpbind.oauth.metadata import AuthorizationServerMetadata
 from mcpbind.oauth.registration import ClientInformation, ClientMetadata, decode_client_information
@@ -51,12 +52,14 @@ def application_type(metadata: ClientMetadata) -> str:
 
 
 def registration_metadata(
-    client_metadata: ClientMetadata, server: AuthorizationServerMetadata
+    client_metadata: ClientMetadata, server: AuthorizationServerMetadata, scope: str | None = None
 ) -> ClientMetadata:
     """What to send to the registration endpoint: the client's metadata with the defaults filled
-    in (``application_type``, authorization code and refresh grants, ``code`` responses) and a
+    in (``application_type``, authorization code and refresh grants, ``code`` responses), a
     token endpoint authentication method the server supports (a public client's ``none`` when it
-    can, else a secret method)."""
+    can, else a secret method) and, unless the metadata names its scopes, the ``scope`` about to
+    be asked for with those the server lists (servers may refuse later requests for scopes the
+    registration did not name)."""
     method = client_metadata.token_endpoint_auth_method
     supported = server.token_endpoint_auth_methods_supported
     if method is None and supported:
@@ -70,6 +73,7 @@ def registration_metadata(
         response_types=client_metadata.response_types or ["code"],
         token_endpoint_auth_method=method,
         client_id=None,
+        scope=client_metadata.scope or join_scopes([*split_scopes(scope), *(server.scopes_supported or [])]),
     )
 
 
@@ -89,7 +93,11 @@ def client_id_metadata_document(client_metadata: ClientMetadata, url: str) -> by
 
 
 async def register_client(
-    http: httpx.AsyncClient, server: AuthorizationServerMetadata, client_metadata: ClientMetadata
+    http: httpx.AsyncClient,
+    server: AuthorizationServerMetadata,
+    client_metadata: ClientMetadata,
+    *,
+    scope: str | None = None,
 ) -> ClientInformation:
     """Dynamic Client Registration (RFC 7591 section 3). ``OAuthError`` when the server has no
     registration endpoint (``registration_unsupported``) or refuses (its error)."""
@@ -99,7 +107,7 @@ async def register_client(
             f"{server.issuer} supports neither Client ID Metadata Documents nor dynamic registration, "
             "and no pre-registered client_information was given",
         )
-    body = msgspec.json.encode(registration_metadata(client_metadata, server))
+    body = msgspec.json.encode(registration_metadata(client_metadata, server, scope))
     response = await http.post(
         server.registration_endpoint,
         content=body,
@@ -135,11 +143,13 @@ async def obtain_client(
     client_metadata_url: str | None = None,
     client_information: ClientInformation | None = None,
     redirect_uri: str | None = None,
+    scope: str | None = None,
 ) -> ClientInformation:
     """The client's credentials at the authorization server ``issuer``: a Client ID Metadata
     Document's URL when the server supports them, else ``client_information`` (registered
     beforehand, for this server), else the registration stored for ``issuer`` (while usable
-    with ``redirect_uri``), else a new registration, which is stored."""
+    with ``redirect_uri``), else a new registration (for ``scope``, the scopes about to be asked
+    for), which is stored."""
     if client_metadata_url and server.client_id_metadata_document_supported:
         return ClientInformation(client_id=client_metadata_url, token_endpoint_auth_method="none")
     if client_information is not None:
@@ -147,6 +157,6 @@ async def obtain_client(
     stored = await store.get_client(issuer)
     if stored is not None and _usable(stored, redirect_uri):
         return stored
-    info = await register_client(http, server, client_metadata)
+    info = await register_client(http, server, client_metadata, scope=scope)
     await store.set_client(issuer, info)
     return info
