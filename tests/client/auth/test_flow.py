@@ -379,3 +379,24 @@ async def test_a_2025_03_26_server_without_metadata_uses_the_default_endpoints()
     assert ("POST", "https://mcp.test/register") in world.requests
     assert ("POST", "https://mcp.test/token") in world.requests
     assert world.authorizations[0]["resource"] == RESOURCE
+
+
+async def test_a_registration_that_does_not_cover_a_step_up_is_replaced() -> None:
+    world = FakeWorld(challenge_scope="a", required_scopes={"a", "b"}, scopes_bound_to_registration=True)
+    async with world.client() as http:
+        assert (await _post(world, _oauth(world, http))).status_code == 200
+    assert [registration["scope"] for registration in world.registrations] == ["a", "a b"]
+    assert [a.get("scope") for a in world.authorizations] == ["a", "a b", "a b"]
+
+
+async def test_a_pre_registered_client_is_not_registered_again_on_invalid_scope() -> None:
+    world = FakeWorld(
+        scopes_bound_to_registration=True, challenge_scope="a", auth_methods=["client_secret_basic"]
+    )
+    world.clients["pre"] = "s3cret"
+    info = ClientInformation(client_id="pre", client_secret="s3cret")
+    async with world.client() as http:
+        with pytest.raises(OAuthError) as raised:
+            await _post(world, _oauth(world, http, client_information=info))
+    assert raised.value.error == "invalid_scope"
+    assert world.registrations == []

@@ -253,25 +253,33 @@ class OAuth(httpx.Auth):
     async def _authorize(
         self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
     ) -> StoredTokens:
-        client = await self._client(http, discovery, scope)
         assert self.client_metadata.redirect_uris
-        try:
-            tokens = await authorization_code_grant(
-                http,
-                discovery,
-                client,
-                self.authorize,
-                redirect_uri=self.client_metadata.redirect_uris[0],
-                scope=scope,
-            )
-        except OAuthError as exc:
-            if exc.error == "invalid_client" and await self.store.get_client(discovery.issuer) is not None:
-                await self.store.forget_client(discovery.issuer)  # registered again next time
-            raise
-        await self.store.set_tokens(discovery.issuer, discovery.resource, tokens)
-        self._tokens = tokens
-        self._requested = split_scopes(scope)
-        return tokens
+        for attempt in (1, 2):
+            client = await self._client(http, discovery, scope)
+            registered = await self.store.get_client(discovery.issuer) == client  # dynamically, by us
+            try:
+                tokens = await authorization_code_grant(
+                    http,
+                    discovery,
+                    client,
+                    self.authorize,
+                    redirect_uri=self.client_metadata.redirect_uris[0],
+                    scope=scope,
+                )
+            except OAuthError as exc:
+                if not registered or exc.error not in ("invalid_client", "invalid_scope"):
+                    raise
+                # The server no longer knows the registration, or it does not cover the scopes
+                # asked for now (a step-up): register again, once.
+                await self.store.forget_client(discovery.issuer)
+                if attempt == 2:
+                    raise
+                continue
+            await self.store.set_tokens(discovery.issuer, discovery.resource, tokens)
+            self._tokens = tokens
+            self._requested = split_scopes(scope)
+            return tokens
+        raise AssertionError("unreachable")
 
     async def _refresh_or_none(
         self, http: httpx.AsyncClient, discovery: Discovery, tokens: StoredTokens
