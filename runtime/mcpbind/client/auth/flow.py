@@ -49,7 +49,21 @@ class OAuth(httpx.Auth):
     ``client_information``: credentials registered beforehand; ``scopes``: what to ask for when
     the server's challenge says nothing; ``max_step_ups``: how many times one request may
     re-authorize for more scopes before :class:`~mcpbind.oauth.tokens.OAuthError`
-    (``insufficient_scope``) is raised."""
+    (``insufficient_scope``) is raised.
+
+    ::
+
+        auth = OAuth(
+            "https://mcp.example.com/mcp",
+            client_metadata=ClientMetadata(client_name="my-app", redirect_uris=["http://127.0.0.1:8765/callback"]),
+            authorize=send_the_user_there,  # async (authorization URL) -> URL redirected to
+            store=FileTokenStore("~/.config/my-app/tokens.json"),
+        )
+        async with Client("my-app", "1.0").connect_url("https://mcp.example.com/mcp", auth=auth) as server:
+            ...
+
+    Failures come as :class:`AuthorizationFailed` (an ``OAuthError`` and an ``httpx.HTTPError``):
+    the one request fails with a message naming the OAuth error."""
 
     requires_request_body = True  # a refused request is sent again
 
