@@ -46,7 +46,9 @@ class OAuth(httpx.Auth):
     itself (``redirect_uris`` needed); ``authorize``: takes the user through the authorization
     URL; ``store``: where tokens and registrations are kept (in memory by default);
     ``client_metadata_url``: the HTTPS URL of the client's Client ID Metadata Document;
-    ``client_information``: credentials registered beforehand; ``scopes``: what to ask for when
+    ``client_information``: credentials registered beforehand with the authorization server
+    ``client_information_issuer`` (default: the first one they are used with; they are never
+    offered to another); ``scopes``: what to ask for when
     the server's challenge says nothing; ``max_step_ups``: how many times one request may
     re-authorize for more scopes before :class:`~mcpbind.oauth.tokens.OAuthError`
     (``insufficient_scope``) is raised.
@@ -76,6 +78,7 @@ class OAuth(httpx.Auth):
         store: TokenStore | None = None,
         client_metadata_url: str | None = None,
         client_information: ClientInformation | None = None,
+        client_information_issuer: str | None = None,
         scopes: list[str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_step_ups: int = 2,
@@ -94,6 +97,7 @@ class OAuth(httpx.Auth):
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.client_metadata_url = client_metadata_url
         self.client_information = client_information
+        self.client_information_issuer = client_information_issuer
         self.scopes = scopes
         self.max_step_ups = max_step_ups
         self._http_client = http_client
@@ -247,10 +251,15 @@ class OAuth(httpx.Auth):
     ) -> ClientInformation:
         information = self.client_information
         if information is not None:
-            if self._pre_registered_issuer is None:
+            bound = self.client_information_issuer or self._pre_registered_issuer
+            if bound is None:
                 self._pre_registered_issuer = discovery.issuer
-            elif self._pre_registered_issuer != discovery.issuer:
-                information = None  # registered with another authorization server
+            elif bound != discovery.issuer:
+                raise OAuthError(
+                    "authorization_server_changed",
+                    f"the resource now names the authorization server {discovery.issuer}, and the "
+                    f"pre-registered client credentials are for {bound}: they are not offered to another one",
+                )
         assert self.client_metadata.redirect_uris
         return await obtain_client(
             http,
