@@ -51,7 +51,8 @@ class OAuth(httpx.Auth):
     beforehand with the authorization server ``client_information_issuer`` (default: the first
     one they are used with; they are never offered to another); ``scopes``: what to ask for when
     the server's challenge says nothing; ``max_step_ups``: how many times one request may
-    re-authorize for more scopes before it fails with ``insufficient_scope``.
+    re-authorize for more scopes before it fails with ``insufficient_scope``; ``http_client``:
+    the client for the OAuth requests (not one whose own ``auth`` is this flow).
 
     ::
 
