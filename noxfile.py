@@ -139,6 +139,26 @@ CONFORMANCE_CLIENT_SCENARIOS = [
     "tools_call",
     "elicitation-sep1034-client-defaults",
     "sse-retry",
+    # OAuth 2.1, the authorization code flow (examples/conformance_client.py AUTH_SCENARIOS).
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
 ]
 
 
@@ -162,8 +182,8 @@ def conformance(session: nox.Session) -> None:
         if line.startswith("export ")
     )
     node, suite, loopback = tools["N22"], tools["CONF"], tools["LOOP"]
-    # hypercorn: what serve_http runs on trio.
-    session.install(".[http,trio]", "hypercorn>=0.17")
+    # hypercorn: what serve_http runs on trio; auth: the client's OAuth scenarios (Authlib).
+    session.install(".[http,trio,auth]", "hypercorn>=0.17")
     python = os.path.join(session.bin, "python")
     results = os.path.join(session.create_tmp(), "conformance-results")
     shutil.rmtree(results, ignore_errors=True)
