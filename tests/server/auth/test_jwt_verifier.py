@@ -6,6 +6,7 @@ is possible."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -29,7 +30,11 @@ pytestmark = pytest.mark.anyio
 
 def verifier(keys: KeySetServer, **options: object) -> JWTVerifier:
     return JWTVerifier(
-        issuer=ISSUER, audience=RESOURCE, jwks_url=JWKS_URL, http_client=keys.client(), **options  # type: ignore[arg-type]
+        issuer=ISSUER,
+        audience=RESOURCE,
+        jwks_url=JWKS_URL,
+        http_client=keys.client(),
+        **options,  # type: ignore[arg-type]
     )
 
 
@@ -62,7 +67,7 @@ async def test_the_leeway_allows_a_little_clock_skew(anyio_backend: str) -> None
         await strict.verify(mint(exp=now - 30))
 
 
-BAD = {
+BAD: dict[str, Callable[[], str]] = {
     "expired": lambda: mint(exp=int(time.time()) - 3600),
     "not yet valid": lambda: mint(nbf=int(time.time()) + 3600),
     "issued in the future": lambda: mint(iat=int(time.time()) + 3600),
@@ -95,7 +100,14 @@ async def test_tokens_refused_before_the_key_set_is_fetched(anyio_backend: str) 
     """Malformed, oversized, unsigned and HMAC tokens cost no fetch (nor any cryptography)."""
     keys = KeySetServer()
     check = verifier(keys)
-    for name in ("oversized", "not a JWT", "two segments", "bad characters", "alg none", "HS256 signed with the public key"):
+    for name in (
+        "oversized",
+        "not a JWT",
+        "two segments",
+        "bad characters",
+        "alg none",
+        "HS256 signed with the public key",
+    ):
         with pytest.raises(InvalidToken):
             await check.verify(BAD[name]())
     assert keys.fetches == 0

@@ -23,12 +23,14 @@ JWKS_URL = "https://auth.example.com/jwks"
 
 @functools.cache
 def rsa_key(kid: str = "rsa-1") -> RSAKey:
-    return RSAKey.generate_key(2048, parameters={"kid": kid, "use": "sig"})
+    key: RSAKey = RSAKey.generate_key(2048, parameters={"kid": kid, "use": "sig"})
+    return key
 
 
 @functools.cache
 def ec_key(kid: str = "ec-1") -> ECKey:
-    return ECKey.generate_key("P-256", parameters={"kid": kid, "use": "sig"})
+    key: ECKey = ECKey.generate_key("P-256", parameters={"kid": kid, "use": "sig"})
+    return key
 
 
 def claims(**changes: Any) -> dict[str, Any]:
