@@ -11,15 +11,18 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from mcpbind.oauth.challenge import bearer_challenge
 from mcpbind.oauth.metadata import decode_protected_resource_metadata
 from mcpbind.runtime.context import RequestContext
 from mcpbind.server.auth import ProtectedApp, ResourceServerAuth
+from mcpbind.server.elicitation import elicit_form
 from mcpbind.server.server import Server
 from tests import http_server_helpers as helpers
 from tests.server.auth.tokens import ISSUER, JWKS_URL, RESOURCE, KeySetServer, ec_key, mint, unsigned
+from tests.transports.http.test_http_modern import META as META_2026
 from tests.transports.http.test_http_modern import heads, rpc
 
 pytestmark = pytest.mark.anyio
@@ -334,3 +337,39 @@ async def test_a_stateless_request_is_authorized_on_its_own(anyio_backend: str) 
         refused = await client.post("/mcp", json=wipe, headers=heads(wipe, authorization=f"Bearer {mint()}"))
         assert refused.status_code == 403
         assert challenge_of(refused).error == "insufficient_scope"
+
+
+class Name(msgspec.Struct):
+    name: str
+
+
+async def test_a_request_state_is_bound_to_the_tokens_principal(anyio_backend: str) -> None:
+    """A multi round-trip request (2026-07-28): the request state issued to Alice's request
+    is refused on Bob's retry (by default, without ``request_state_principal``)."""
+    server = protected_server()
+
+    @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        outcome = await elicit_form(ctx, "Your name?", Name)
+        return outcome.value.name if outcome.value is not None else "-"
+
+    capabilities = {**META_2026, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+    first = rpc(1, "tools/call", {"name": "ask", "arguments": {}}, meta=capabilities)
+    async with protected(server) as client:
+        asked = await client.post("/mcp", json=first, headers=heads(first, authorization=f"Bearer {mint()}"))
+        state = asked.json()["result"]["requestState"]
+        answers = {"elicitation-1": {"action": "accept", "content": {"name": "Ada"}}}
+        retry = rpc(
+            2,
+            "tools/call",
+            {"name": "ask", "arguments": {}, "requestState": state, "inputResponses": answers},
+            meta=capabilities,
+        )
+        by_bob = await client.post(
+            "/mcp", json=retry, headers=heads(retry, authorization=f"Bearer {mint(sub='bob')}")
+        )
+        by_alice = await client.post(
+            "/mcp", json=retry, headers=heads(retry, authorization=f"Bearer {mint()}")
+        )
+    assert by_bob.json()["error"]["data"] == {"reason": "principal"}
+    assert by_alice.json()["result"]["content"][0]["text"] == "Ada"
