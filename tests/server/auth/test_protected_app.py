@@ -67,9 +67,10 @@ async def protected(
     server: Server | None = None, keys: KeySetServer | None = None, **options: Any
 ) -> AsyncIterator[httpx.AsyncClient]:
     keys = keys or KeySetServer()
+    app_options = {"cors_origins": options.pop("cors_origins")} if "cors_origins" in options else {}
     settings = {"jwks_url": JWKS_URL, "http_client": keys.client(), "required_scopes": ["mcp"], **options}
     auth = ResourceServerAuth(ISSUER, RESOURCE, **settings)
-    app = (server or protected_server()).http_app(auth=auth)
+    app = (server or protected_server()).http_app(auth=auth, **app_options)
     assert isinstance(app, ProtectedApp)
     async with (
         app.run(),
@@ -373,3 +374,16 @@ async def test_a_request_state_is_bound_to_the_tokens_principal(anyio_backend: s
         )
     assert by_bob.json()["error"]["data"] == {"reason": "principal"}
     assert by_alice.json()["result"]["content"][0]["text"] == "Ada"
+
+
+async def test_a_web_page_reads_the_challenge(anyio_backend: str) -> None:
+    """With CORS on, preflights need no token and refusals carry the CORS headers, exposing
+    ``WWW-Authenticate`` to the page."""
+    page = {"origin": "https://app.example"}
+    async with protected(cors_origins=["https://app.example"]) as client:
+        preflight = await client.options("/mcp", headers={**page, "access-control-request-method": "POST"})
+        refused = await client.post("/mcp", json=helpers.initialize(), headers={**helpers.headers(), **page})
+    assert preflight.status_code == 204
+    assert refused.status_code == 401
+    assert refused.headers["access-control-allow-origin"] == "https://app.example"
+    assert "www-authenticate" in refused.headers["access-control-expose-headers"].lower()

@@ -92,7 +92,7 @@ class ProtectedApp:
         if method == "OPTIONS":
             await self.app(scope, receive, send)
             return
-        access = await self._authenticate(scope, send)
+        access = await self._authenticate(scope, self._with_cors(scope, send))
         if access is None:
             return
         if self._streamable is not None:
@@ -150,6 +150,24 @@ class ProtectedApp:
             await send_refusal(send, 403, "insufficient_scope", [header])
             return None
         return access
+
+    def _with_cors(self, scope: Scope, send: Send) -> Send:
+        """``send``, adding the app's CORS headers to a refusal (so that a web page reads its
+        ``WWW-Authenticate``) when the app speaks CORS with the request's origin."""
+        security = self._streamable.security if self._streamable is not None else None
+        if security is None or security.cors_origins is None:
+            return send
+        origin = next((value for name, value in scope["headers"] if name == b"origin"), None)
+        cors = security.cors_headers(origin)
+        if not cors:
+            return send
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *cors]}
+            await send(message)
+
+        return send_with_cors
 
     async def _session_allowed(self, session_id: bytes, access: AccessToken, send: Send) -> bool:
         """Whether the session the request names is the token principal's; a 404 (as for an
