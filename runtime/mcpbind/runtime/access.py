@@ -5,9 +5,10 @@ handler runs in a copy of the context of the task that hands its message to the 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from mcpbind.oauth.access_token import AccessToken
+if TYPE_CHECKING:  # (a server that is not protected never loads it)
+    from mcpbind.oauth.access_token import AccessToken
 
 __all__ = ["current_access_token"]
 

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 from msgspec import UNSET
 
 from mcpbind import types
-from mcpbind.oauth.access_token import AccessToken
 from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
@@ -17,6 +16,7 @@ from mcpbind.runtime.access import current_access_token
 from mcpbind.runtime.rounds import ASKING_METHODS, Rounds
 
 if TYPE_CHECKING:
+    from mcpbind.oauth.access_token import AccessToken
     from mcpbind.runtime.session import Session
 
 __all__ = [
