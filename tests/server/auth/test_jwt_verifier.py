@@ -202,3 +202,23 @@ async def test_an_algorithm_left_out_of_the_allow_list_is_refused(anyio_backend:
     assert (await check.verify(mint(ec_key()))).subject == "alice"
     with pytest.raises(InvalidToken):
         await check.verify(mint())
+
+
+@pytest.mark.parametrize(
+    ("audience", "accepted"),
+    [
+        ("HTTP://127.0.0.1/mcp", True),  # scheme and host in upper case name the same server
+        (RESOURCE + "/", True),
+        ("http://127.0.0.1/MCP", False),  # (a path is case-sensitive)
+        ("http://127.0.0.1/mcp/other", False),
+        ("http://127.0.0.1:8080/mcp", False),
+        ("https://127.0.0.1/mcp", False),
+    ],
+)
+async def test_how_the_audience_is_compared(anyio_backend: str, audience: str, accepted: bool) -> None:
+    check = verifier(KeySetServer())
+    if accepted:
+        assert (await check.verify(mint(aud=audience))).audience == (audience,)
+    else:
+        with pytest.raises(InvalidToken):
+            await check.verify(mint(aud=audience))

@@ -8,6 +8,7 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from mcpbind.oauth.access_token import AccessToken
 from mcpbind.server.auth.errors import InvalidToken
@@ -15,11 +16,21 @@ from mcpbind.server.auth.errors import InvalidToken
 __all__ = ["ClaimRules", "audiences_for"]
 
 
+def canonical_resource(url: str) -> str:
+    """``url`` as a resource identifier is compared: scheme and host in lower case (MCP asks
+    servers to accept them in upper case), without a trailing slash (with or without one, an
+    origin-only URL names the same server)."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return url
+    path = parts.path.rstrip("/") if parts.path.endswith("/") else parts.path
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
 def audiences_for(resource: str) -> frozenset[str]:
-    """The ``aud`` values that name ``resource``: the URL as configured, with or without a
-    trailing slash (clients differ in how they write an origin-only URL)."""
-    bare = resource.rstrip("/")
-    return frozenset({resource, bare, bare + "/"}) if bare else frozenset({resource})
+    """The ``aud`` values (compared as :func:`canonical_resource` makes them) that name
+    ``resource``."""
+    return frozenset({canonical_resource(resource)})
 
 
 def _number(claims: Mapping[str, Any], name: str) -> float | None:
@@ -57,7 +68,8 @@ def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
 class ClaimRules:
     """What a token's claims must say: ``issuer`` exactly (``None``: not checked, for an
     introspection endpoint that does not say), an ``aud`` naming one of ``audiences``
-    (required unless ``require_audience`` is false, then checked where present), ``exp`` (if
+    (compared as :func:`canonical_resource` makes them; required unless ``require_audience``
+    is false, then checked where present), ``exp`` (if
     ``require_expiry``) not past and ``nbf``/``iat`` not in the future, each with ``leeway``
     seconds of clock skew."""
 
@@ -95,7 +107,10 @@ class ClaimRules:
             audience = ()
         else:
             raise InvalidToken("the aud claim is neither a string nor a list of strings")
-        if (audience or self.require_audience) and not any(item in self.audiences for item in audience):
+        audiences = self.audiences
+        if (audience or self.require_audience) and not any(
+            canonical_resource(item) in audiences for item in audience
+        ):
             raise InvalidToken("issued for another resource (aud)")
         client_id = _text(claims, "client_id")
         if client_id is None:
