@@ -66,10 +66,30 @@ class ProtectedApp:
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[ProtectedApp]:
-        """Run the wrapped app (for hosts without ASGI lifespan)."""
+        """Run the wrapped app (for hosts without ASGI lifespan); on exit the verifier's own
+        HTTP client is closed."""
         app: Any = self.app
-        async with app.run():
-            yield self
+        try:
+            async with app.run():
+                yield self
+        finally:
+            await self._close_verifier()
+
+    async def _close_verifier(self) -> None:
+        close = getattr(self.verifier, "aclose", None)
+        if close is not None:
+            await close()
+
+    def _closing_at_shutdown(self, send: Send) -> Send:
+        """``send`` of an ASGI lifespan, closing the verifier's HTTP client before shutdown
+        completes."""
+
+        async def send_closing(message: Message) -> None:
+            if message["type"] == "lifespan.shutdown.complete":
+                await self._close_verifier()
+            await send(message)
+
+        return send_closing
 
     def metadata(self) -> bytes:
         """The Protected Resource Metadata document, as served now."""
@@ -79,7 +99,9 @@ class ProtectedApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await self.app(
+                scope, receive, self._closing_at_shutdown(send) if scope["type"] == "lifespan" else send
+            )
             return
         path: str = scope["path"]
         root: str = scope.get("root_path", "")
