@@ -114,13 +114,14 @@ class ProtectedApp:
         if method == "OPTIONS":
             await self.app(scope, receive, send)
             return
-        access = await self._authenticate(scope, self._with_cors(scope, send))
+        refuse = self._with_cors(scope, send)
+        access = await self._authenticate(scope, refuse)
         if access is None:
             return
         if self._streamable is not None:
             session_id = _session_id(scope)
             if session_id is not None:
-                if not await self._session_allowed(session_id, access, send):
+                if not await self._session_allowed(session_id, access, refuse):
                     return
             elif method == "POST":  # (an initialize, if anything)
                 send = self._binding(send, access)
