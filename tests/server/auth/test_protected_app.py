@@ -17,7 +17,7 @@ import pytest
 from mcpbind.oauth.challenge import bearer_challenge
 from mcpbind.oauth.metadata import decode_protected_resource_metadata
 from mcpbind.runtime.context import RequestContext
-from mcpbind.server.auth import ProtectedApp, ResourceServerAuth
+from mcpbind.server.auth import AccessToken, InvalidToken, ProtectedApp, ResourceServerAuth
 from mcpbind.server.elicitation import elicit_form
 from mcpbind.server.server import Server
 from tests import http_server_helpers as helpers
@@ -387,3 +387,27 @@ async def test_a_web_page_reads_the_challenge(anyio_backend: str) -> None:
     assert refused.status_code == 401
     assert refused.headers["access-control-allow-origin"] == "https://app.example"
     assert "www-authenticate" in refused.headers["access-control-expose-headers"].lower()
+
+
+class Passwords:
+    """A verifier of one's own: one known opaque token."""
+
+    async def verify(self, token: str) -> AccessToken:
+        if token != "letmein":
+            raise InvalidToken("unknown")
+        return AccessToken(token=token, subject="dora", client_id="cli", scopes=frozenset({"mcp"}))
+
+
+async def test_a_verifier_of_ones_own(anyio_backend: str) -> None:
+    auth = ResourceServerAuth(ISSUER, RESOURCE, verifier=Passwords(), required_scopes="mcp")
+    app = protected_server().http_app(auth=auth)
+    async with (
+        app.run(),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client,
+    ):
+        session_id = await open_session(client, "letmein")
+        _, [answer] = await rpc_call(client, "letmein", session_id, helpers.call(1, "whoami"))
+        refused = await client.post("/mcp", json=helpers.initialize(), headers=bearer("guess"))
+    assert answer["result"]["content"][0]["text"] == "dora mcp None"
+    assert refused.status_code == 401
+    assert challenge_of(refused).error == "invalid_token"
