@@ -8,7 +8,7 @@ import pytest
 from examples import protected_server
 from mcpbind.server.auth import ProtectedApp, ResourceServerAuth
 from tests import http_server_helpers as helpers
-from tests.server.auth.test_protected_app import challenge_of, open_session, rpc_call
+from tests.server.auth.app_helpers import challenge_of, open_session, rpc_call
 from tests.server.auth.tokens import ISSUER, JWKS_URL, RESOURCE, KeySetServer, mint
 
 pytestmark = pytest.mark.anyio
