@@ -43,6 +43,7 @@ from mcpbind import __version__
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
+from mcpbind.server.auth.cli_options import add_auth_arguments, auth_from_arguments
 from mcpbind.server.server import Server
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -298,6 +299,10 @@ def _timed_out(args: argparse.Namespace) -> CommandError:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    try:  # (--auth-audience defaults to the URL served)
+        auth = auth_from_arguments(args, f"http://{args.host}:{args.port}{args.path}")
+    except ValueError as bad:
+        raise CommandError(str(bad), 2) from None
     server = load_server(args.target)
     if args.transport == "stdio":
         server.run_stdio_sync(args.backend)
@@ -310,6 +315,7 @@ def _serve(args: argparse.Namespace) -> int:
     for name in ("header_timeout", "body_timeout", "keep_alive_timeout"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
+    options["auth"] = auth
     try:
         server.run_http_sync(args.host, args.port, args.backend, **options)
     except BaseException as exc:
@@ -395,6 +401,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="HTTP: close a connection idle between requests for this long (default 5)",
     )
+    add_auth_arguments(serve)
     call = commands.add_parser("call", help="call a server and print the JSON result")
     call.add_argument("server", help='a URL, or a stdio command quoted as one argument ("python server.py")')
     call.add_argument("method", help=", ".join(_METHODS))

@@ -29,3 +29,9 @@ class AccessToken:
 
     def has_scopes(self, needed: frozenset[str] | set[str] | tuple[str, ...] | list[str]) -> bool:
         return self.scopes.issuperset(needed)
+
+    @property
+    def principal(self) -> tuple[str | None, str | None, str | None]:
+        """Who presents the token: its issuer, subject and client. A session is bound to the
+        principal of the token that opened it."""
+        return (self.issuer, self.subject, self.client_id)

@@ -12,9 +12,11 @@ from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
 from mcpbind.protocol.wire import RequestId
+from mcpbind.runtime.access import current_access_token
 from mcpbind.runtime.rounds import ASKING_METHODS, Rounds
 
 if TYPE_CHECKING:
+    from mcpbind.oauth.access_token import AccessToken
     from mcpbind.runtime.session import Session
 
 __all__ = [
@@ -105,6 +107,12 @@ class RequestContext(Generic[SendsT]):
         if lifespan is None:
             raise RuntimeError("no lifespan: give the server one with Server(lifespan=...)")
         return lifespan.state
+
+    @property
+    def access_token(self) -> AccessToken | None:
+        """The verified OAuth access token the request came with (its subject, scopes and
+        claims), on a server protected by :mod:`mcpbind.server.auth`; ``None`` otherwise."""
+        return current_access_token.get()
 
     @property
     def progress_token(self) -> str | int | None:

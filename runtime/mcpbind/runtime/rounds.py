@@ -43,6 +43,7 @@ from mcpbind.protocol.errors import (
     URLElicitationRequiredError,
 )
 from mcpbind.protocol.unions import convert, decode
+from mcpbind.runtime.access import current_access_token
 from mcpbind.runtime.request_state import Asked, RecordedAnswer, RequestState, RequestStateSigner, digest
 from mcpbind.versions import schema_for
 
@@ -81,8 +82,9 @@ class RoundsPolicy:
     """A server's rules for multi round-trip requests: the ``signer`` of its request states,
     at most ``max_rounds`` rounds ending with input required per request, and ``principal``,
     which tells who sends a request (from its context: an authenticated user's id, say;
-    ``None`` for nobody in particular), so that a request state issued to one user is refused
-    to another."""
+    ``None`` for nobody in particular; when not given, the principal of the request's verified
+    OAuth access token, if any), so that a request state issued to one user is refused to
+    another."""
 
     signer: RequestStateSigner = field(default_factory=RequestStateSigner)
     max_rounds: int = 8
@@ -124,7 +126,11 @@ async def serve_in_rounds(
     assert envelope is not None
     if policy is None:
         policy = default_policy()
-    who = policy.principal(ctx) if policy.principal is not None else None
+    if policy.principal is not None:
+        who = policy.principal(ctx)
+    else:  # by default, whom the request's verified access token stands for, if it has one
+        token = current_access_token.get()
+        who = None if token is None else "\x1f".join(part or "" for part in token.principal)
     rounds = ctx.rounds = Rounds(policy, ctx.method, params, envelope, who)
     try:
         return await handler(params, ctx)

@@ -5,7 +5,7 @@ mixes in)."""
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 
@@ -13,6 +13,8 @@ from mcpbind.transports.base import Transport
 from mcpbind.transports.http.endpoint import ServerEndpoint
 
 if TYPE_CHECKING:
+    from mcpbind.server.auth.middleware import ProtectedApp
+    from mcpbind.server.auth.settings import ResourceServerAuth
     from mcpbind.transports.http.server import StreamableHTTPApp
 
 __all__ = ["Hosting"]
@@ -40,22 +42,47 @@ class Hosting:
         """Blocking :meth:`run_stdio`, for a script's ``main``."""
         anyio.run(self.run_stdio, backend=backend)
 
-    def http_app(self: EndpointT, **options: Any) -> StreamableHTTPApp[EndpointT]:
+    @overload
+    def http_app(self: EndpointT, *, auth: None = None, **options: Any) -> StreamableHTTPApp[EndpointT]: ...
+
+    @overload
+    def http_app(self: EndpointT, *, auth: ResourceServerAuth, **options: Any) -> ProtectedApp: ...
+
+    def http_app(
+        self: EndpointT, *, auth: ResourceServerAuth | None = None, **options: Any
+    ) -> StreamableHTTPApp[EndpointT] | ProtectedApp:
         """This server's Streamable HTTP transport as an ASGI application, to mount in any ASGI
-        server (``options``: see :class:`~mcpbind.transports.http.server.StreamableHTTPApp`)."""
+        server (``options``: see :class:`~mcpbind.transports.http.server.StreamableHTTPApp`).
+        With ``auth``, behind the OAuth resource server middleware (see
+        :mod:`mcpbind.server.auth`)."""
         # A downward import (the HTTP app needs only a ServerEndpoint, never this module), made
         # here so that a server that never serves HTTP does not load it.
         from mcpbind.transports.http.server import StreamableHTTPApp
 
-        return StreamableHTTPApp(self, **options)
+        app = StreamableHTTPApp(self, **options)
+        if auth is None:
+            return app
+        from mcpbind.server.auth.middleware import ProtectedApp
+
+        return ProtectedApp(app, auth)
 
     async def run_http(
-        self: ServerEndpoint, host: str = "127.0.0.1", port: int = 8000, **options: Any
+        self: ServerEndpoint,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        auth: ResourceServerAuth | None = None,
+        **options: Any,
     ) -> None:
         """Serve over Streamable HTTP at ``http://host:port/mcp`` (uvicorn on asyncio, hypercorn
-        on trio) until cancelled; needs the ``http`` extra."""
+        on trio) until cancelled, protected as ``auth`` says if given; needs the ``http``
+        extra."""
         from mcpbind.transports.http.server import serve_http  # (as in http_app)
 
+        if auth is not None:
+            from mcpbind.server.auth.middleware import ProtectedApp
+
+            options["wrap"] = functools.partial(ProtectedApp, auth=auth)
         await serve_http(self, host, port, **options)
 
     def run_http_sync(

@@ -28,6 +28,7 @@ from mcpbind.server.discover import discover_handler
 from mcpbind.server.handler_objects import handlers_of
 from mcpbind.server.hosting import Hosting
 from mcpbind.server.listen import Listeners
+from mcpbind.server.scopes import RequiredScopes
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -158,6 +159,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
         # The tools, resources and prompts of the decorators, and the handlers answering from them.
         self._catalog = Catalog(page_size=page_size, max_uri_length=max_uri_length)
+        self.required_scopes = RequiredScopes()  # (``scopes=`` of the decorators: mcpbind.server.auth)
         self._listeners = Listeners(self._catalog.check_uri, max_backlog=max_listen_backlog)
         self._broadcasts = Broadcasts(self._catalog.check_uri, self._listeners)
         # The broadcasts' own set and dict (never replaced): the sessions served, each one's
@@ -264,6 +266,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
         icons: Sequence[types.Icon] | None = None,
+        scopes: Iterable[str] | str | None = None,
     ) -> Callable[[F], F]:
         """Decorator: make a function (sync or async) a tool; see :mod:`mcpbind.server.tools`.
 
@@ -281,6 +284,8 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
         ``title`` (a display name) and ``icons`` (``types.Icon(src=..., mime_type=...,
         sizes=[...], theme=...)``) are sent to clients whose protocol version has them
         (``title`` since 2025-06-18, ``icons`` since 2025-11-25) and left out for older ones.
+        ``scopes``: the OAuth scopes a caller's token needs, checked before the function runs
+        (403 otherwise) when the server is protected (:mod:`mcpbind.server.auth`).
         """
 
         def register(fn: F) -> F:
@@ -298,6 +303,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
                 output_schema=output_schema,
                 icons=icons,
             )
+            self.required_scopes.set("tool", made.name, scopes)
             self._catalog.add_tool(made)
             self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
             return fn
@@ -317,9 +323,10 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
         annotations: types.Annotations | None = None,
         meta: dict[str, Any] | None = None,
         icons: Sequence[types.Icon] | None = None,
+        scopes: Iterable[str] | str | None = None,
     ) -> Callable[[F], F]:
         """Decorator: a resource at ``uri``, or resource template when ``uri`` holds ``{...}``
-        (RFC 6570); see :mod:`mcpbind.server.resources`. ``title`` and ``icons`` as for :meth:`tool`.
+        (RFC 6570); see :mod:`mcpbind.server.resources`. ``title``, ``icons``, ``scopes`` as for :meth:`tool`.
 
         A template that cannot be matched unambiguously (see :mod:`mcpbind.server.uri_template`) is a
         ``ValueError`` naming it."""
@@ -339,6 +346,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
                 "meta": meta,
                 "icons": list(icons) if icons is not None else None,
             }
+            self.required_scopes.set("template" if "{" in uri else "resource", uri, scopes)
             if "{" in uri:
                 self._catalog.add_resource_template(
                     FunctionResourceTemplate(fn, template=UriTemplate(uri), **options)
@@ -363,9 +371,10 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
         description: str | None = None,
         meta: dict[str, Any] | None = None,
         icons: Sequence[types.Icon] | None = None,
+        scopes: Iterable[str] | str | None = None,
     ) -> Callable[[F], F]:
         """Decorator: a prompt whose arguments are the function's parameters; see
-        :mod:`mcpbind.server.prompts`. ``title`` and ``icons`` as for :meth:`tool`."""
+        :mod:`mcpbind.server.prompts`. ``title``, ``icons``, ``scopes`` as for :meth:`tool`."""
 
         def register(fn: F) -> F:
             from mcpbind.server.prompts import FunctionPrompt
@@ -380,6 +389,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
                 meta=meta,
                 icons=list(icons) if icons is not None else None,
             )
+            self.required_scopes.set("prompt", made.name, scopes)
             self._catalog.add_prompt(made)
             self._broadcasts.changed_soon(methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED)
             return fn

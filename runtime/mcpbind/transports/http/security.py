@@ -70,7 +70,7 @@ DEFAULT_CORS_ALLOW_HEADERS: Final = (
     "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "
     "Mcp-Method, Mcp-Name"
 )
-DEFAULT_CORS_EXPOSE_HEADERS: Final = "Mcp-Session-Id, MCP-Protocol-Version"
+DEFAULT_CORS_EXPOSE_HEADERS: Final = "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 

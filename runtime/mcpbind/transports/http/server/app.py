@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
 
@@ -90,6 +90,9 @@ class StreamableHTTPApp(Generic[ServerT]):
       send ``notifications/initialized``, else its session ends (``None``: no limit).
     * ``max_buffered_events`` and ``max_buffered_bytes`` per stream (see
       :mod:`~mcpbind.transports.http.server` for what happens past them), ``backlog`` of unrelated messages without a GET stream.
+    * ``authorize``: called with each POST's body once it is read, before it is served; it
+      raises :class:`~mcpbind.transports.http.errors.HttpError` to refuse it (an authorization
+      middleware's scope checks: :mod:`mcpbind.server.auth`).
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
     * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
       responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
@@ -121,6 +124,7 @@ class StreamableHTTPApp(Generic[ServerT]):
         allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
         allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
         cors_origins: Sequence[str] | None = None,
+        authorize: Callable[[bytes], None] | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_buffered_bytes < 1:
             raise ValueError("limits must be positive")
@@ -147,6 +151,7 @@ class StreamableHTTPApp(Generic[ServerT]):
         self.max_buffered_events = max_buffered_events
         self.max_buffered_bytes = max_buffered_bytes
         self.backlog = backlog
+        self.authorize = authorize
         self.delivery = delivery_for(
             stateless=stateless, json_response=json_response, get_stream=self.get_stream
         )
@@ -311,6 +316,8 @@ class StreamableHTTPApp(Generic[ServerT]):
         body = await self._bodies.read(receive, request.content_length, request)
         if body is None:
             return  # the client went away
+        if self.authorize is not None:
+            self.authorize(body)
         if version in self._modern:
             await self._modern_posts.answer(
                 request, headers, version, body, sse_ok, receive, send, self._table.spawn

@@ -325,6 +325,7 @@ async def serve_http(
     backend: Literal["asyncio", "trio"] | None = None,
     header_timeout: float | None = 10.0,
     keep_alive_timeout: float = 5.0,
+    wrap: Callable[[StreamableHTTPApp[ServerEndpoint]], Any] | None = None,
     **app_options: Any,
 ) -> None:
     """Serve over Streamable HTTP at ``http://host:port/mcp`` until cancelled: on uvicorn under
@@ -340,7 +341,8 @@ async def serve_http(
     else the connection is closed; an idle connection is closed after ``keep_alive_timeout``
     seconds (on hypercorn one timer serves both: the shorter counts). Errors of the accept loop
     (out of file descriptors) are logged once per 10 s, with a count of those left out (see
-    the module's docstring).
+    the module's docstring). ``wrap``: ASGI middleware to serve the app behind (given the app,
+    it returns the application served: an authorization middleware, say).
     """
     import sniffio
 
@@ -355,5 +357,6 @@ async def serve_http(
         if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in app_options:
             app_options["allowed_hosts"] = None
         app = StreamableHTTPApp(server_or_app, **app_options)
+    served = app if wrap is None else wrap(app)
     serve = serve_trio if running == "trio" else serve_asyncio
-    await serve(app, host, port, header_timeout=header_timeout, keep_alive_timeout=keep_alive_timeout)
+    await serve(served, host, port, header_timeout=header_timeout, keep_alive_timeout=keep_alive_timeout)

@@ -50,7 +50,7 @@ class SessionState:
     """One session of the app: its inline :class:`~mcpbind.runtime.session.Session` (no task of its own:
     each POST runs what it brings in its own task) and its transport."""
 
-    __slots__ = ("active", "ending", "header", "id", "last_seen", "session", "transport")
+    __slots__ = ("active", "ending", "header", "id", "last_seen", "owner", "session", "transport")
 
     def __init__(self, session_id: str, transport: HttpSessionTransport, session: Session) -> None:
         self.id = session_id
@@ -62,6 +62,9 @@ class SessionState:
         self.active = 0  # HTTP requests in progress
         self.last_seen = time.monotonic()
         self.ending = False
+        # Whom the session belongs to (set by an authorization middleware: the principal of the
+        # access token that opened it), None when the app is not protected.
+        self.owner: object = None
 
 
 class SessionTable:
