@@ -1,0 +1,1 @@
+"""OAuth 2.1 for MCP clients."""
