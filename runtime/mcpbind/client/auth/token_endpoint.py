@@ -59,6 +59,9 @@ def client_authentication(
         else:
             form["client_id"] = client.client_id
             form["client_secret"] = client.client_secret
+    elif method == "private_key_jwt":  # the caller signed the assertion (client/auth/assertion.py)
+        if "client_assertion" not in form:
+            raise OAuthError("invalid_client", "private_key_jwt needs a client_assertion in the form")
     else:
         raise OAuthError("invalid_client", f"token endpoint authentication {method!r} is not supported")
     return form, headers
