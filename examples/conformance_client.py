@@ -12,12 +12,21 @@ what that scenario expects over Streamable HTTP and exits 0, or prints why not a
                                          the transport reconnects after ``retry:`` with
                                          Last-Event-ID and gets the answer
 
-Other scenarios (``auth/*``) are not supported yet: exit 2 with a message.
+    auth/*                               authorize with OAuth 2.1 against the suite's
+                                         authorization server (its authorization endpoint
+                                         redirects at once: the authorizer GETs the URL and
+                                         returns the Location), then list the tools and call
+                                         the first one; ``MCP_CONFORMANCE_CONTEXT`` carries
+                                         pre-registered credentials where the scenario has
+                                         them
+
+Other scenarios: exit 2 with a message.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -25,17 +34,55 @@ from typing import Any
 
 import anyio
 
+from mcpbind.client.auth import OAuth
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
+from mcpbind.oauth.registration import ClientInformation, ClientMetadata
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
 
-__all__ = ["SCENARIOS", "ScenarioFailed", "accept_with_defaults", "defaults_of", "main", "run"]
+__all__ = [
+    "AUTH_SCENARIOS",
+    "SCENARIOS",
+    "ScenarioFailed",
+    "accept_with_defaults",
+    "conformance_oauth",
+    "defaults_of",
+    "main",
+    "run",
+]
 
 UNSUPPORTED = 2
+
+# The authorization scenarios of the core flow (authorization code + PKCE).
+AUTH_SCENARIOS = (
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+)
+REDIRECT_URI = "http://localhost:3030/callback"
+# The suite's authorization server expects this URL as the client_id when it supports Client ID
+# Metadata Documents (it does not fetch it).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 class ScenarioFailed(Exception):
@@ -89,6 +136,49 @@ async def _sse_retry(session: RemoteServer) -> str:
     return await _call(session, "test_reconnection", {})
 
 
+async def _list_and_call_first(session: RemoteServer) -> str:
+    tools = await session.all_tools()
+    if not tools:
+        raise ScenarioFailed("the server lists no tools")
+    result = await session.call_tool(tools[0].name, {})
+    if result.is_error is True:
+        raise ScenarioFailed(f"{tools[0].name} answered with an error: {_text(result)}")
+    return f"authorized; {tools[0].name} answered {_text(result)!r}"
+
+
+async def _follow_once(url: str) -> str:
+    """The suite's authorizer: its authorization endpoint answers with a redirect at once."""
+    import httpx
+
+    async with httpx.AsyncClient(follow_redirects=False) as http:
+        response = await http.get(url)
+    location = response.headers.get("Location")
+    if response.status_code not in (301, 302, 303, 307, 308) or location is None:
+        raise ScenarioFailed(f"the authorization endpoint answered {response.status_code} without a redirect")
+    return location
+
+
+def conformance_oauth(url: str, context: dict[str, Any]) -> OAuth:
+    """The OAuth flow the auth scenarios use; ``context``: the scenario's MCP_CONFORMANCE_CONTEXT."""
+    information = None
+    if "client_id" in context:
+        information = ClientInformation(
+            client_id=context["client_id"], client_secret=context.get("client_secret")
+        )
+    return OAuth(
+        url,
+        client_metadata=ClientMetadata(
+            client_name="mcpbind-conformance-client",
+            redirect_uris=[REDIRECT_URI],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        authorize=_follow_once,
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_information=information,
+    )
+
+
 Scenario = Callable[[RemoteServer], Awaitable[str]]
 
 SCENARIOS: dict[str, tuple[Scenario, Client]] = {
@@ -100,6 +190,8 @@ SCENARIOS: dict[str, tuple[Scenario, Client]] = {
     ),
     "sse-retry": (_sse_retry, Client("mcpbind-conformance-client", "0.1.0")),
 }
+for _name in AUTH_SCENARIOS:
+    SCENARIOS[_name] = (_list_and_call_first, Client("mcpbind-conformance-client", "0.1.0"))
 
 
 async def run(scenario: str, url: str) -> str:
@@ -107,7 +199,13 @@ async def run(scenario: str, url: str) -> str:
     from mcpbind.transports.http.client import open_streamable_http
 
     play, client = SCENARIOS[scenario]
-    async with open_streamable_http(url) as transport, client.connect(transport, timeout=30) as session:
+    auth = None
+    if scenario.startswith("auth/"):
+        auth = conformance_oauth(url, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"))
+    async with (
+        open_streamable_http(url, auth=auth) as transport,
+        client.connect(transport, timeout=30) as session,
+    ):
         return await play(session)
 
 

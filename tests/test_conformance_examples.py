@@ -631,6 +631,6 @@ async def test_client_scenario_fails_when_the_tool_is_missing() -> None:
 def test_client_refuses_unknown_scenarios(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("MCP_CONFORMANCE_SCENARIO", "auth/metadata-default")
+    monkeypatch.setenv("MCP_CONFORMANCE_SCENARIO", "no-such-scenario")
     assert client_main(["http://127.0.0.1:9/mcp"]) == 2
-    assert "'auth/metadata-default' is not supported" in capsys.readouterr().err
+    assert "'no-such-scenario' is not supported" in capsys.readouterr().err

@@ -1,18 +1,29 @@
 """The client side of MCP authorization (OAuth 2.1): discovery of the authorization server,
-client registration, the authorization code flow with PKCE as an ``httpx.Auth``, refresh and
-step-up, and where tokens are kept."""
+client registration, the authorization code flow with PKCE as an ``httpx.Auth``
+(:class:`OAuth`), refresh and step-up, and where tokens are kept."""
 
+from mcpbind.client.auth.authorizer import AuthorizationResponse, Authorizer, parse_authorization_response
 from mcpbind.client.auth.discovery import Discovery, discover
+from mcpbind.client.auth.flow import OAuth
+from mcpbind.client.auth.registration import obtain_client, register_client
+from mcpbind.client.auth.scopes import select_scopes
 from mcpbind.client.auth.stores import FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore
 from mcpbind.client.auth.token_endpoint import choose_auth_method, request_token
 
 __all__ = [
+    "AuthorizationResponse",
+    "Authorizer",
     "Discovery",
     "FileTokenStore",
     "MemoryTokenStore",
+    "OAuth",
     "StoredTokens",
     "TokenStore",
     "choose_auth_method",
     "discover",
+    "obtain_client",
+    "parse_authorization_response",
+    "register_client",
     "request_token",
+    "select_scopes",
 ]

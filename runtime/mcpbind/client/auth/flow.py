@@ -1,0 +1,251 @@
+"""``OAuth``: an ``httpx.Auth`` that makes an MCP client authorize itself the way MCP's
+authorization specification says. It sends the access token it holds with every request; on a
+401 it discovers the authorization server (:mod:`~mcpbind.client.auth.discovery`), refreshes
+the token or runs the authorization code flow with PKCE (:mod:`~mcpbind.client.auth.code_flow`)
+and sends the request again; on a 403 ``insufficient_scope`` it re-authorizes with the scopes the
+server asks for added to those it has (a step-up), a bounded number of times.
+
+Only the MCP requests go through the flow; the OAuth requests (metadata, registration, tokens)
+go through a plain ``httpx.AsyncClient`` (``http_client``, else one made for the occasion). One
+lock serializes authorizations: concurrent requests refused together authorize once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Generator
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx
+
+from mcpbind.client.auth.authorizer import Authorizer
+from mcpbind.client.auth.code_flow import authorization_code_grant, refresh_grant
+from mcpbind.client.auth.discovery import Discovery, discover
+from mcpbind.client.auth.registration import obtain_client
+from mcpbind.client.auth.scopes import select_scopes, split_scopes
+from mcpbind.client.auth.stores import MemoryTokenStore, StoredTokens, TokenStore
+from mcpbind.oauth.challenge import Challenge, bearer_challenge
+from mcpbind.oauth.registration import ClientInformation, ClientMetadata
+from mcpbind.oauth.tokens import OAuthError
+
+__all__ = ["OAuth"]
+
+
+class OAuth(httpx.Auth):
+    """Authorization for the MCP server at ``server_url`` (pass it as ``auth=`` to
+    ``Client.connect_url`` or an HTTP transport). ``client_metadata``: what the client says of
+    itself (``redirect_uris`` needed); ``authorize``: takes the user through the authorization
+    URL; ``store``: where tokens and registrations are kept (in memory by default);
+    ``client_metadata_url``: the HTTPS URL of the client's Client ID Metadata Document;
+    ``client_information``: credentials registered beforehand; ``scopes``: what to ask for when
+    the server's challenge says nothing; ``max_step_ups``: how many times one request may
+    re-authorize for more scopes before :class:`~mcpbind.oauth.tokens.OAuthError`
+    (``insufficient_scope``) is raised."""
+
+    requires_request_body = True  # a refused request is sent again
+
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        client_metadata: ClientMetadata,
+        authorize: Authorizer,
+        store: TokenStore | None = None,
+        client_metadata_url: str | None = None,
+        client_information: ClientInformation | None = None,
+        scopes: list[str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        max_step_ups: int = 2,
+    ) -> None:
+        if not client_metadata.redirect_uris:
+            raise ValueError("client_metadata needs redirect_uris for the authorization code flow")
+        self.server_url = server_url
+        self.client_metadata = client_metadata
+        self.authorize = authorize
+        self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self.client_metadata_url = client_metadata_url
+        self.client_information = client_information
+        self.scopes = scopes
+        self.max_step_ups = max_step_ups
+        self._http_client = http_client
+        self._lock = anyio.Lock()
+        self._discovery: Discovery | None = None
+        self._tokens: StoredTokens | None = None
+        self._requested: list[str] = []
+
+    @property
+    def tokens(self) -> StoredTokens | None:
+        """The tokens in use (None before the first authorization)."""
+        return self._tokens
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        raise RuntimeError("mcpbind's OAuth authorizes asynchronously: use it with httpx.AsyncClient")
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        sent = await self._usable_tokens()
+        _apply(request, sent)
+        response = yield request
+        if response.status_code == 401:
+            sent = await self._reauthorize(sent, bearer_challenge(response.headers.get("WWW-Authenticate")))
+            _apply(request, sent)
+            response = yield request
+        step_ups = 0
+        while response.status_code == 403:
+            challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
+            if challenge is None or challenge.error != "insufficient_scope":
+                return
+            if step_ups >= self.max_step_ups:
+                raise OAuthError(
+                    "insufficient_scope",
+                    f"the server still refuses the request for want of scope {challenge.scope!r} "
+                    f"after {step_ups} step-up authorization(s); giving up",
+                    status=403,
+                )
+            step_ups += 1
+            sent = await self._step_up(sent, challenge)
+            _apply(request, sent)
+            response = yield request
+
+    @asynccontextmanager
+    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self._http_client is not None:
+            yield self._http_client
+            return
+        async with httpx.AsyncClient(timeout=30.0) as http:
+            yield http
+
+    async def _usable_tokens(self) -> StoredTokens | None:
+        """The tokens to send, refreshed first when they have expired and can be."""
+        async with self._lock:
+            tokens, discovery = self._tokens, self._discovery
+            if tokens is None or discovery is None or not tokens.expired() or not tokens.refresh_token:
+                return tokens
+            async with self._http() as http:
+                return await self._refresh_or_none(http, discovery, tokens)
+
+    async def _discover(self, http: httpx.AsyncClient, challenge: Challenge | None) -> Discovery:
+        """Discover the authorization server again (a server may have moved to another one) and
+        load what the store has for it."""
+        discovery = await discover(http, self.server_url, challenge)
+        previous = self._discovery
+        if previous is None or (previous.issuer, previous.resource) != (discovery.issuer, discovery.resource):
+            self._tokens = await self.store.get_tokens(discovery.issuer, discovery.resource)
+            self._requested = split_scopes(self._tokens.scope) if self._tokens is not None else []
+        self._discovery = discovery
+        return discovery
+
+    async def _reauthorize(self, sent: StoredTokens | None, challenge: Challenge | None) -> StoredTokens:
+        """After a 401: the tokens another request got meanwhile, else stored ones not yet tried,
+        else refreshed ones, else a new authorization."""
+        async with self._lock:
+            if _differs(self._tokens, sent):
+                assert self._tokens is not None
+                return self._tokens
+            async with self._http() as http:
+                discovery = await self._discover(http, challenge)
+                current = self._tokens
+                if current is not None and _differs(current, sent) and not current.expired():
+                    return current
+                if current is not None and current.refresh_token:
+                    refreshed = await self._refresh_or_none(http, discovery, current)
+                    if refreshed is not None:
+                        return refreshed
+                scope = select_scopes(
+                    challenge_scope=challenge.scope if challenge is not None else None,
+                    configured=self.scopes,
+                    prm=discovery.prm,
+                    metadata=discovery.metadata,
+                    previous=self._requested,
+                    wants_refresh=self._wants_refresh(),
+                )
+                return await self._authorize(http, discovery, scope)
+
+    async def _step_up(self, sent: StoredTokens | None, challenge: Challenge) -> StoredTokens:
+        """After a 403 ``insufficient_scope``: authorize again for the scopes held so far and
+        those the challenge names (unless another request already did)."""
+        async with self._lock:
+            wanted = split_scopes(challenge.scope)
+            current = self._tokens
+            if (
+                current is not None
+                and _differs(current, sent)
+                and set(wanted) <= set(split_scopes(current.scope))
+            ):
+                return current
+            async with self._http() as http:
+                discovery = await self._discover(http, challenge)
+                held = split_scopes(current.scope) if current is not None else []
+                scope = select_scopes(
+                    challenge_scope=challenge.scope,
+                    configured=self.scopes,
+                    prm=discovery.prm,
+                    metadata=discovery.metadata,
+                    previous=[*self._requested, *held],
+                    wants_refresh=self._wants_refresh(),
+                )
+                return await self._authorize(http, discovery, scope)
+
+    def _wants_refresh(self) -> bool:
+        grants = self.client_metadata.grant_types
+        return grants is None or "refresh_token" in grants
+
+    async def _client(self, http: httpx.AsyncClient, discovery: Discovery) -> ClientInformation:
+        return await obtain_client(
+            http,
+            discovery.issuer,
+            discovery.metadata,
+            self.store,
+            client_metadata=self.client_metadata,
+            client_metadata_url=self.client_metadata_url,
+            client_information=self.client_information,
+        )
+
+    async def _authorize(
+        self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
+    ) -> StoredTokens:
+        client = await self._client(http, discovery)
+        assert self.client_metadata.redirect_uris
+        try:
+            tokens = await authorization_code_grant(
+                http,
+                discovery,
+                client,
+                self.authorize,
+                redirect_uri=self.client_metadata.redirect_uris[0],
+                scope=scope,
+            )
+        except OAuthError as exc:
+            if exc.error == "invalid_client" and await self.store.get_client(discovery.issuer) is not None:
+                await self.store.forget_client(discovery.issuer)  # registered again next time
+            raise
+        await self.store.set_tokens(discovery.issuer, discovery.resource, tokens)
+        self._tokens = tokens
+        self._requested = split_scopes(scope)
+        return tokens
+
+    async def _refresh_or_none(
+        self, http: httpx.AsyncClient, discovery: Discovery, tokens: StoredTokens
+    ) -> StoredTokens | None:
+        """Refreshed tokens (stored), or None when the server refuses the refresh token (it is
+        then forgotten: a new authorization follows)."""
+        client = await self._client(http, discovery)
+        try:
+            refreshed = await refresh_grant(http, discovery, client, tokens)
+        except OAuthError:
+            await self.store.forget_tokens(discovery.issuer, discovery.resource)
+            self._tokens = None
+            return None
+        await self.store.set_tokens(discovery.issuer, discovery.resource, refreshed)
+        self._tokens = refreshed
+        return refreshed
+
+
+def _differs(current: StoredTokens | None, sent: StoredTokens | None) -> bool:
+    """Whether ``current`` holds another access token than the one a request was sent with."""
+    if current is None:
+        return False
+    return sent is None or current.access_token != sent.access_token
+
+
+def _apply(request: httpx.Request, tokens: StoredTokens | None) -> None:
+    if tokens is not None:
+        request.headers["Authorization"] = f"Bearer {tokens.access_token}"
