@@ -98,7 +98,13 @@ class MockOAuth:
     def id_token(self, subject: str = "alice@example.com", audience: str | None = None) -> str:
         """An ID token the identity provider issued to the client at sign-in."""
         now = int(time.time())
-        claims = {"iss": self.idp_issuer, "sub": subject, "aud": audience or self.idp_client_id, "iat": now, "exp": now + 600}
+        claims = {
+            "iss": self.idp_issuer,
+            "sub": subject,
+            "aud": audience or self.idp_client_id,
+            "iat": now,
+            "exp": now + 600,
+        }
         return jwt.encode({"alg": "ES256"}, claims, self.idp_key, algorithms=["ES256"])
 
     def grant_for(self, token: str) -> frozenset[str]:
@@ -148,13 +154,21 @@ class OAuthApp:
             return
         if not oauth.required_scopes <= oauth.tokens[token]:
             scopes = " ".join(sorted(oauth.required_scopes))
-            challenge = format_challenge("Bearer", error="insufficient_scope", scope=scopes, resource_metadata=metadata)
+            challenge = format_challenge(
+                "Bearer", error="insufficient_scope", scope=scopes, resource_metadata=metadata
+            )
             await _plain(send, 403, challenge)
             return
         await self.mcp(scope, receive, send)
 
     def _route(
-        self, method: str, path: str, form: dict[str, str], query: dict[str, str], headers: dict[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        form: dict[str, str],
+        query: dict[str, str],
+        headers: dict[str, str],
+        body: bytes,
     ) -> tuple[int, Any, list[tuple[bytes, bytes]]]:
         oauth = self.oauth
         if path == "/.well-known/oauth-protected-resource/mcp":
@@ -196,20 +210,36 @@ class OAuthApp:
         client = oauth.registered.get(query.get("client_id", ""))
         redirect_uri = query.get("redirect_uri", "")
         if client is None or redirect_uri not in client.get("redirect_uris", []):
-            return 400, {"error": "invalid_request", "error_description": "unknown client or redirect_uri"}, []
+            return (
+                400,
+                {"error": "invalid_request", "error_description": "unknown client or redirect_uri"},
+                [],
+            )
         code = secrets.token_urlsafe(16)
         oauth.codes[code] = query
-        location = redirect_uri + "?" + urlencode({"code": code, "state": query.get("state", ""), "iss": oauth.issuer})
+        location = (
+            redirect_uri
+            + "?"
+            + urlencode({"code": code, "state": query.get("state", ""), "iss": oauth.issuer})
+        )
         return 302, None, [(b"location", location.encode())]
 
-    def _token(self, form: dict[str, str], headers: dict[str, str]) -> tuple[int, Any, list[tuple[bytes, bytes]]]:
+    def _token(
+        self, form: dict[str, str], headers: dict[str, str]
+    ) -> tuple[int, Any, list[tuple[bytes, bytes]]]:
         oauth = self.oauth
         grant = form.get("grant_type")
         if grant == "authorization_code":
             query = oauth.codes.pop(form.get("code", ""), None)
             verifier = form.get("code_verifier", "")
-            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-            if query is None or challenge != query.get("code_challenge") or form.get("resource") != oauth.resource:
+            challenge = (
+                base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+            )
+            if (
+                query is None
+                or challenge != query.get("code_challenge")
+                or form.get("resource") != oauth.resource
+            ):
                 return 400, {"error": "invalid_grant"}, []
             return self._issue(query.get("scope"))
         client_id = self._authenticate(form, headers)
@@ -249,7 +279,9 @@ class OAuthApp:
         if form.get("client_assertion_type") == ASSERTION_TYPE and "private_key_jwt" in oauth.auth_methods:
             assert oauth.client_key is not None
             try:
-                token = jwt.decode(form.get("client_assertion", ""), oauth.client_key, algorithms=oauth.signing_algs)
+                token = jwt.decode(
+                    form.get("client_assertion", ""), oauth.client_key, algorithms=oauth.signing_algs
+                )
                 jwt.JWTClaimsRegistry(
                     iss={"essential": True, "value": oauth.client_id},
                     sub={"essential": True, "value": oauth.client_id},
@@ -267,7 +299,11 @@ class OAuthApp:
         token = f"at-{secrets.token_hex(8)}"
         granted = frozenset((scope or "").split())
         self.oauth.tokens[token] = granted
-        answer: dict[str, Any] = {"access_token": token, "token_type": "Bearer", "expires_in": self.oauth.token_lifetime}
+        answer: dict[str, Any] = {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": self.oauth.token_lifetime,
+        }
         if scope:
             answer["scope"] = scope
         return 200, answer, []
@@ -284,7 +320,8 @@ class OAuthApp:
         try:
             id_token = jwt.decode(form.get("subject_token", ""), oauth.idp_key, algorithms=["ES256"])
             jwt.JWTClaimsRegistry(
-                iss={"essential": True, "value": oauth.idp_issuer}, aud={"essential": True, "value": oauth.idp_client_id}
+                iss={"essential": True, "value": oauth.idp_issuer},
+                aud={"essential": True, "value": oauth.idp_client_id},
             ).validate(id_token.claims)
         except Exception:
             return 400, {"error": "invalid_grant", "error_description": "the ID token is not valid"}, []
@@ -301,8 +338,14 @@ class OAuthApp:
         }
         if form.get("scope"):
             claims["scope"] = form["scope"]
-        jag = jwt.encode({"alg": "ES256", "typ": "oauth-id-jag+jwt"}, claims, oauth.jag_key, algorithms=["ES256"])
-        return 200, {"access_token": jag, "issued_token_type": ID_JAG, "token_type": "N_A", "expires_in": 300}, []
+        jag = jwt.encode(
+            {"alg": "ES256", "typ": "oauth-id-jag+jwt"}, claims, oauth.jag_key, algorithms=["ES256"]
+        )
+        return (
+            200,
+            {"access_token": jag, "issued_token_type": ID_JAG, "token_type": "N_A", "expires_in": 300},
+            [],
+        )
 
 
 async def _plain(send: Any, status: int, challenge: str) -> None:
@@ -317,4 +360,6 @@ async def _plain(send: Any, status: int, challenge: str) -> None:
 
 
 def basic(client_id: str, secret: str) -> str:
-    return "Basic " + base64.b64encode(f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()).decode()
+    return (
+        "Basic " + base64.b64encode(f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()).decode()
+    )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import threading
 import webbrowser
 from typing import Any
 
@@ -149,26 +150,31 @@ async def test_redirect_uri_needs_the_listener(anyio_backend: str) -> None:
 
 
 @pytest.mark.parametrize("browser_opens", [True, False])
-async def test_the_browser_is_opened_or_the_url_printed(
+async def test_the_browser_is_opened_and_the_url_printed(
     anyio_backend: str, browser_opens: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     opened: list[str] = []
+    called = threading.Event()
 
     def fake_open(url: str) -> bool:
         opened.append(url)
-        return browser_opens
+        called.set()
+        if not browser_opens:
+            raise webbrowser.Error("could not locate runnable browser")
+        return True
 
     monkeypatch.setattr(webbrowser, "open", fake_open)
     output = io.StringIO()
     async with LoopbackAuthorizer(output=output) as authorizer:
 
         async def browse(client: httpx.AsyncClient, responses: list[httpx.Response]) -> None:
+            await anyio.to_thread.run_sync(called.wait)  # the browser opens, then visits
             responses.append(await client.get(authorizer.redirect_uri + "?code=c"))
 
-        await authorize_while(authorizer, browse)
+        url, _ = await authorize_while(authorizer, browse)
     assert opened == [AUTHORIZE]
-    assert AUTHORIZE in output.getvalue()
-    assert ("browser window that opened" in output.getvalue()) is browser_opens
+    assert url.endswith("?code=c")
+    assert output.getvalue() == f"Opening a browser to authorize; if none opens, visit:\n  {AUTHORIZE}\n"
 
 
 def test_a_relative_path_is_refused() -> None:

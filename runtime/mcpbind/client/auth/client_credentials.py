@@ -53,7 +53,12 @@ class ClientCredentials(GrantAuth):
         max_step_ups: int = 1,
     ) -> None:
         super().__init__(
-            server_url, scopes=scopes, issuer=issuer, store=store, http_client=http_client, max_step_ups=max_step_ups
+            server_url,
+            scopes=scopes,
+            issuer=issuer,
+            store=store,
+            http_client=http_client,
+            max_step_ups=max_step_ups,
         )
         if private_key is not None and not isinstance(private_key, PrivateKeyJWT):
             private_key = PrivateKeyJWT(private_key, algorithm=signing_algorithm)
@@ -80,7 +85,9 @@ class ClientCredentials(GrantAuth):
             return PRIVATE_KEY_JWT
         return choose_auth_method(metadata, self.client)
 
-    async def request_grant(self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None) -> TokenResponse:
+    async def request_grant(
+        self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
+    ) -> TokenResponse:
         form = {"grant_type": "client_credentials", "resource": discovery.resource}
         if scope:
             form["scope"] = scope

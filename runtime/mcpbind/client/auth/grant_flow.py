@@ -59,14 +59,15 @@ class GrantAuth(httpx.Auth):
         self._tokens: StoredTokens | None = None
         self._lock: anyio.Lock | None = None
 
-    async def request_grant(self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None) -> TokenResponse:
+    async def request_grant(
+        self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
+    ) -> TokenResponse:
         """Make the grant at the authorization server ``discovery`` found, asking for ``scope``
         (None: the ``scope`` parameter is left out)."""
         raise NotImplementedError
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         raise RuntimeError(f"{type(self).__name__} works with httpx.AsyncClient only")
-        yield request  # pragma: no cover - makes this a generator
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         tokens = await self._usable_tokens()
@@ -114,7 +115,9 @@ class GrantAuth(httpx.Auth):
                 return None
             return await self._request(self._discovery, split_scopes(tokens.scope), None)
 
-    async def _grant(self, challenge: Challenge | None, *, rejected: StoredTokens | None, step_up: bool) -> StoredTokens:
+    async def _grant(
+        self, challenge: Challenge | None, *, rejected: StoredTokens | None, step_up: bool
+    ) -> StoredTokens:
         """Tokens to retry with after the server refused ``rejected``: those another request
         obtained meanwhile, else a new grant (after discovery, when this is no step-up)."""
         async with self._get_lock():
@@ -145,7 +148,9 @@ class GrantAuth(httpx.Auth):
             )
         self._discovery = discovery
 
-    async def _request(self, discovery: Discovery, previous: list[str], challenge: Challenge | None) -> StoredTokens:
+    async def _request(
+        self, discovery: Discovery, previous: list[str], challenge: Challenge | None
+    ) -> StoredTokens:
         scope = select_scopes(
             challenge_scope=challenge.scope if challenge is not None else None,
             configured=self.scopes,

@@ -57,8 +57,8 @@ class LoopbackAuthorizer:
     (a step-up authorization calls it again).
 
     ``open_browser``: open the URL with :mod:`webbrowser`; without it, or when no browser can be
-    started, the URL is only printed. The URL is always written to ``output`` (default: standard
-    error) so that the user can open it themselves. ``timeout``: seconds to wait for the redirect
+    started, the user opens it: the URL is always written to ``output`` (default: standard
+    error). ``timeout``: seconds to wait for the redirect
     (``TimeoutError`` after). A request for another path gets 404, one on the callback path
     without ``code`` or ``error`` gets 400, and the wait goes on."""
 
@@ -126,7 +126,9 @@ class LoopbackAuthorizer:
                         redirected.append(url)
                     group.cancel_scope.cancel()
 
-                group.start_soon(self._announce, authorization_url)
+                self._announce(authorization_url)
+                if self.open_browser:
+                    group.start_soon(self._open_browser, authorization_url)
                 while True:
                     # Browsers open spare connections that may never send a request: each one is
                     # served in its own task, so that an idle one holds up nothing.
@@ -138,19 +140,20 @@ class LoopbackAuthorizer:
             )
         return redirected[0]
 
-    async def _announce(self, url: str) -> None:
+    def _announce(self, url: str) -> None:
         output = self.output if self.output is not None else sys.stderr
-        opened = False
         if self.open_browser:
-            try:
-                opened = await anyio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
-            except webbrowser.Error:
-                opened = False
-        if opened:
-            print(f"Authorize in the browser window that opened; if none did, visit:\n  {url}", file=output)
+            print(f"Opening a browser to authorize; if none opens, visit:\n  {url}", file=output)
         else:
             print(f"Open this URL in a browser to authorize:\n  {url}", file=output)
         output.flush()
+
+    @staticmethod
+    async def _open_browser(url: str) -> None:
+        try:
+            await anyio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
+        except webbrowser.Error:
+            pass  # the URL was printed: the user opens it
 
     async def _serve(self, stream: anyio.abc.SocketStream, deliver: _Deliver) -> None:
         async with stream:
