@@ -8,7 +8,7 @@ ASGI app of the tests' own (served on 127.0.0.1 by ``tests.http_harness.serve_as
 - ``/.well-known/oauth-authorization-server/as``: the authorization server's metadata;
   ``/as/token``: the ``client_credentials``, ``jwt-bearer`` and ``authorization_code`` grants;
   ``/as/authorize``: approves at once (302 to the redirect URI); ``/as/register``: RFC 7591.
-- ``/idp/token``: RFC 8693 token exchange of an ID token for an ID-JAG (cross-app access).
+- ``/.well-known/openid-configuration/idp``, ``/idp/token``: RFC 8693 token exchange of an ID token for an ID-JAG (cross-app access).
 
 Every token request is recorded (form and headers) for the tests to look at.
 """
@@ -190,6 +190,9 @@ class OAuthApp:
             if oauth.signing_algs is not None:
                 metadata["token_endpoint_auth_signing_alg_values_supported"] = oauth.signing_algs
             return 200, metadata, []
+        if path == "/.well-known/openid-configuration/idp":
+            idp = {"issuer": oauth.idp_issuer, "token_endpoint": f"{oauth.idp_issuer}/token"}
+            return 200, {**idp, "grant_types_supported": [TOKEN_EXCHANGE]}, []
         if path == "/as/token" and method == "POST":
             oauth.requests.append(TokenRequest("as", form, headers))
             return self._token(form, headers)

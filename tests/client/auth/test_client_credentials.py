@@ -200,11 +200,11 @@ def test_the_method_follows_what_the_server_supports() -> None:
     metadata = AuthorizationServerMetadata(
         issuer="http://x", token_endpoint_auth_methods_supported=["client_secret_post"]
     )
-    assert both.choose_method(metadata) == "client_secret_post"
+    assert both.client.choose_method(metadata) == "client_secret_post"
     metadata = AuthorizationServerMetadata(
         issuer="http://x", token_endpoint_auth_methods_supported=["private_key_jwt", "client_secret_basic"]
     )
-    assert both.choose_method(metadata) == "private_key_jwt"
+    assert both.client.choose_method(metadata) == "private_key_jwt"
 
 
 def test_assertion_algorithm_from_the_server_or_the_key() -> None:

@@ -11,17 +11,13 @@ from typing import Any
 import httpx
 
 from mcpbind.client.auth.assertion import PrivateKeyJWT
+from mcpbind.client.auth.confidential import ConfidentialClient
 from mcpbind.client.auth.discovery import Discovery
 from mcpbind.client.auth.grant_flow import GrantAuth
 from mcpbind.client.auth.stores import TokenStore
-from mcpbind.client.auth.token_endpoint import SECRET_METHODS, choose_auth_method, request_token
-from mcpbind.oauth.metadata import AuthorizationServerMetadata
-from mcpbind.oauth.registration import ClientInformation
 from mcpbind.oauth.tokens import TokenResponse
 
 __all__ = ["ClientCredentials"]
-
-PRIVATE_KEY_JWT = "private_key_jwt"
 
 
 class ClientCredentials(GrantAuth):
@@ -60,30 +56,13 @@ class ClientCredentials(GrantAuth):
             http_client=http_client,
             max_step_ups=max_step_ups,
         )
-        if private_key is not None and not isinstance(private_key, PrivateKeyJWT):
-            private_key = PrivateKeyJWT(private_key, algorithm=signing_algorithm)
-        if private_key is None and client_secret is None:
-            raise ValueError("client credentials need a client_secret or a private_key")
-        if auth_method == PRIVATE_KEY_JWT and private_key is None:
-            raise ValueError("private_key_jwt needs a private_key")
-        if auth_method in SECRET_METHODS and client_secret is None:
-            raise ValueError(f"{auth_method} needs a client_secret")
-        self.client = ClientInformation(client_id=client_id, client_secret=client_secret)
-        self.private_key = private_key
-        self.auth_method = auth_method
-
-    def choose_method(self, metadata: AuthorizationServerMetadata) -> str:
-        """How to authenticate at this server: ``auth_method`` when given; else
-        ``private_key_jwt`` with a key (unless the server lists methods without it and a secret
-        can do instead); else the secret method the server supports."""
-        if self.auth_method is not None:
-            return self.auth_method
-        supported = metadata.token_endpoint_auth_methods_supported
-        if self.private_key is not None and (
-            self.client.client_secret is None or not supported or PRIVATE_KEY_JWT in supported
-        ):
-            return PRIVATE_KEY_JWT
-        return choose_auth_method(metadata, self.client)
+        self.client = ConfidentialClient(
+            client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            signing_algorithm=signing_algorithm,
+            auth_method=auth_method,
+        )
 
     async def request_grant(
         self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
@@ -91,9 +70,4 @@ class ClientCredentials(GrantAuth):
         form = {"grant_type": "client_credentials", "resource": discovery.resource}
         if scope:
             form["scope"] = scope
-        method = self.choose_method(discovery.metadata)
-        if method == PRIVATE_KEY_JWT:
-            assert self.private_key is not None
-            # RFC 7523 section 3: the assertion's "sub" names the client; no client_id in the form.
-            form.update(self.private_key.form(self.client.client_id, discovery.metadata))
-        return await request_token(http, discovery.metadata, self.client, form, auth_method=method)
+        return await self.client.request_token(http, discovery.metadata, form)
