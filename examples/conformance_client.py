@@ -152,7 +152,7 @@ async def _follow_once(url: str) -> str:
 
     async with httpx.AsyncClient(follow_redirects=False) as http:
         response = await http.get(url)
-    location = response.headers.get("Location")
+    location: str | None = response.headers.get("Location")
     if response.status_code not in (301, 302, 303, 307, 308) or location is None:
         raise ScenarioFailed(f"the authorization endpoint answered {response.status_code} without a redirect")
     return location

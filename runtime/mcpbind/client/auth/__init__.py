@@ -9,7 +9,7 @@ from mcpbind.client.auth.authorizer import AuthorizationResponse, Authorizer, pa
 from mcpbind.client.auth.client_credentials import ClientCredentials
 from mcpbind.client.auth.cross_app import CrossAppAccess
 from mcpbind.client.auth.discovery import Discovery, discover
-from mcpbind.client.auth.flow import OAuth
+from mcpbind.client.auth.flow import AuthorizationFailed, OAuth
 from mcpbind.client.auth.loopback import LoopbackAuthorizer
 from mcpbind.client.auth.registration import obtain_client, register_client
 from mcpbind.client.auth.scopes import select_scopes
@@ -17,6 +17,7 @@ from mcpbind.client.auth.stores import FileTokenStore, MemoryTokenStore, StoredT
 from mcpbind.client.auth.token_endpoint import choose_auth_method, request_token
 
 __all__ = [
+    "AuthorizationFailed",
     "AuthorizationResponse",
     "Authorizer",
     "ClientCredentials",

@@ -11,8 +11,8 @@ lock serializes authorizations: concurrent requests refused together authorize o
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Generator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 import httpx
@@ -27,7 +27,16 @@ from mcpbind.oauth.challenge import Challenge, bearer_challenge
 from mcpbind.oauth.registration import ClientInformation, ClientMetadata
 from mcpbind.oauth.tokens import OAuthError
 
-__all__ = ["OAuth"]
+__all__ = ["AuthorizationFailed", "OAuth"]
+
+
+class AuthorizationFailed(OAuthError, httpx.HTTPError):
+    """The :class:`~mcpbind.oauth.tokens.OAuthError` an MCP request fails with when it could not
+    be authorized. It is an ``httpx.HTTPError`` too, so an HTTP transport fails that request
+    (the caller gets an error naming the OAuth failure) instead of the whole connection."""
+
+    def __init__(self, error: str, description: str | None = None, *, status: int | None = None) -> None:
+        OAuthError.__init__(self, error, description, status=status)
 
 
 class OAuth(httpx.Auth):
@@ -81,29 +90,31 @@ class OAuth(httpx.Auth):
         raise RuntimeError("mcpbind's OAuth authorizes asynchronously: use it with httpx.AsyncClient")
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        sent = await self._usable_tokens()
-        _apply(request, sent)
-        response = yield request
-        if response.status_code == 401:
-            sent = await self._reauthorize(sent, bearer_challenge(response.headers.get("WWW-Authenticate")))
+        with _failing_the_request():
+            sent = await self._usable_tokens()
             _apply(request, sent)
             response = yield request
-        step_ups = 0
-        while response.status_code == 403:
-            challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
-            if challenge is None or challenge.error != "insufficient_scope":
-                return
-            if step_ups >= self.max_step_ups:
-                raise OAuthError(
-                    "insufficient_scope",
-                    f"the server still refuses the request for want of scope {challenge.scope!r} "
-                    f"after {step_ups} step-up authorization(s); giving up",
-                    status=403,
-                )
-            step_ups += 1
-            sent = await self._step_up(sent, challenge)
-            _apply(request, sent)
-            response = yield request
+            if response.status_code == 401:
+                challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
+                sent = await self._reauthorize(sent, challenge)
+                _apply(request, sent)
+                response = yield request
+            step_ups = 0
+            while response.status_code == 403:
+                challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
+                if challenge is None or challenge.error != "insufficient_scope":
+                    return
+                if step_ups >= self.max_step_ups:
+                    raise OAuthError(
+                        "insufficient_scope",
+                        f"the server still refuses the request for want of scope {challenge.scope!r} "
+                        f"after {step_ups} step-up authorization(s); giving up",
+                        status=403,
+                    )
+                step_ups += 1
+                sent = await self._step_up(sent, challenge)
+                _apply(request, sent)
+                response = yield request
 
     @asynccontextmanager
     async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -237,6 +248,17 @@ class OAuth(httpx.Auth):
         await self.store.set_tokens(discovery.issuer, discovery.resource, refreshed)
         self._tokens = refreshed
         return refreshed
+
+
+@contextmanager
+def _failing_the_request() -> Iterator[None]:
+    """OAuth errors leave the flow as :class:`AuthorizationFailed`."""
+    try:
+        yield
+    except AuthorizationFailed:
+        raise
+    except OAuthError as exc:
+        raise AuthorizationFailed(exc.error, exc.description, status=exc.status) from exc
 
 
 def _differs(current: StoredTokens | None, sent: StoredTokens | None) -> bool:
