@@ -17,6 +17,7 @@ from joserfc.jwk import ECKey, RSAKey
 
 from mcpbind.client.auth.assertion import CLIENT_ASSERTION_TYPE, PrivateKeyJWT
 from mcpbind.client.auth.client_credentials import ClientCredentials
+from mcpbind.client.auth.flow import AuthorizationFailed
 from mcpbind.client.auth.stores import MemoryTokenStore
 from mcpbind.client.client import Client
 from mcpbind.oauth.metadata import AuthorizationServerMetadata
@@ -157,13 +158,14 @@ async def test_insufficient_scope_asks_again_with_the_scopes_named(anyio_backend
 async def test_step_up_has_a_limit(anyio_backend: str) -> None:
     oauth = MockOAuth(required_scopes=frozenset({"mcp:admin"}))
     async with served(oauth):
-        # No step-up allowed: the 403 is the caller's.
         auth = ClientCredentials(
             oauth.resource, client_id=oauth.client_id, client_secret="machine-secret", max_step_ups=0
         )
-        async with httpx.AsyncClient(auth=auth) as http:
-            response = await http.get(oauth.resource)
-    assert response.status_code == 403
+        with pytest.raises(AuthorizationFailed) as caught:
+            async with httpx.AsyncClient(auth=auth) as http:
+                await http.get(oauth.resource)
+    assert caught.value.error == "insufficient_scope"
+    assert caught.value.status == 403
     assert len(oauth.requests) == 1
 
 

@@ -14,6 +14,7 @@ import anyio
 import httpx
 
 from mcpbind.client.auth.discovery import Discovery, discover
+from mcpbind.client.auth.flow import AuthorizationFailed
 from mcpbind.client.auth.scopes import select_scopes, split_scopes
 from mcpbind.client.auth.stores import StoredTokens, TokenStore
 from mcpbind.oauth.challenge import Challenge, bearer_challenge
@@ -35,7 +36,11 @@ class GrantAuth(httpx.Auth):
     ``store``: where tokens are kept (by issuer and resource; default: in this object only);
     ``http_client``: the client for the OAuth requests (default: one per grant, closed after);
     ``max_step_ups``: how many times in a row a 403 ``insufficient_scope`` is answered with a new
-    grant for one request."""
+    grant for one request, before the request fails with
+    :class:`~mcpbind.client.auth.flow.AuthorizationFailed` (``insufficient_scope``). Every OAuth
+    failure fails the request with ``AuthorizationFailed`` (an ``httpx.HTTPError``)."""
+
+    requires_request_body = True  # a refused request is sent again
 
     def __init__(
         self,
@@ -70,24 +75,35 @@ class GrantAuth(httpx.Auth):
         raise RuntimeError(f"{type(self).__name__} works with httpx.AsyncClient only")
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        tokens = await self._usable_tokens()
-        if tokens is not None:
-            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
-        response = yield request
-        if response.status_code == 401:
-            challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
-            tokens = await self._grant(challenge, rejected=tokens, step_up=False)
-            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+        try:
+            tokens = await self._usable_tokens()
+            if tokens is not None:
+                request.headers["Authorization"] = f"Bearer {tokens.access_token}"
             response = yield request
-        step_ups = 0
-        while response.status_code == 403 and step_ups < self.max_step_ups:
-            challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
-            if challenge is None or challenge.error != "insufficient_scope":
-                return
-            step_ups += 1
-            tokens = await self._grant(challenge, rejected=tokens, step_up=True)
-            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
-            response = yield request
+            if response.status_code == 401:
+                challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
+                tokens = await self._grant(challenge, rejected=tokens, step_up=False)
+                request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+                response = yield request
+            step_ups = 0
+            while response.status_code == 403:
+                challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
+                if challenge is None or challenge.error != "insufficient_scope":
+                    return
+                if step_ups >= self.max_step_ups:
+                    raise OAuthError(
+                        "insufficient_scope",
+                        f"the server still wants scope {challenge.scope!r} after {step_ups} new grant(s)",
+                        status=403,
+                    )
+                step_ups += 1
+                tokens = await self._grant(challenge, rejected=tokens, step_up=True)
+                request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+                response = yield request
+        except AuthorizationFailed:
+            raise
+        except OAuthError as exc:  # the one request fails, not the connection it goes on
+            raise AuthorizationFailed(exc.error, exc.description, status=exc.status) from exc
 
     def _get_lock(self) -> anyio.Lock:
         if self._lock is None:
