@@ -22,7 +22,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote, urlencode
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 from joserfc import jwt
 from joserfc.jwk import ECKey
@@ -212,7 +212,9 @@ class OAuthApp:
         oauth = self.oauth
         client = oauth.registered.get(query.get("client_id", ""))
         redirect_uri = query.get("redirect_uri", "")
-        if client is None or redirect_uri not in client.get("redirect_uris", []):
+        if client is None or not any(
+            _same_redirect(redirect_uri, uri) for uri in client.get("redirect_uris", [])
+        ):
             return (
                 400,
                 {"error": "invalid_request", "error_description": "unknown client or redirect_uri"},
@@ -349,6 +351,14 @@ class OAuthApp:
             {"access_token": jag, "issued_token_type": ID_JAG, "token_type": "N_A", "expires_in": 300},
             [],
         )
+
+
+def _same_redirect(asked: str, registered: str) -> bool:
+    """RFC 8252 section 7.3: a loopback redirect URI matches whatever its port."""
+    a, r = urlsplit(asked), urlsplit(registered)
+    if a.hostname == r.hostname == "127.0.0.1" and a.scheme == r.scheme == "http":
+        return (a.path, a.query) == (r.path, r.query)
+    return asked == registered
 
 
 async def _plain(send: Any, status: int, challenge: str) -> None:
