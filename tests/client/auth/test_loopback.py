@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from mcpbind.client.auth.loopback import LoopbackAuthorizer
+from mcpbind.oauth.tokens import OAuthError
 
 pytestmark = pytest.mark.anyio
 
@@ -130,8 +131,9 @@ async def test_it_serves_one_redirect_per_call(anyio_backend: str) -> None:
 
 async def test_no_redirect_in_time_is_a_timeout(anyio_backend: str) -> None:
     async with LoopbackAuthorizer(open_browser=False, output=io.StringIO(), timeout=0.05) as authorizer:
-        with pytest.raises(TimeoutError, match="no authorization redirect"):
+        with pytest.raises(OAuthError, match="no authorization redirect") as caught:
             await authorizer(AUTHORIZE)
+    assert caught.value.error == "authorization_timeout"
 
 
 async def test_a_given_port_is_used_and_freed(anyio_backend: str) -> None:

@@ -16,6 +16,8 @@ import anyio
 import anyio.abc
 import h11
 
+from mcpbind.oauth.tokens import OAuthError
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
@@ -58,9 +60,10 @@ class LoopbackAuthorizer:
 
     ``open_browser``: open the URL with :mod:`webbrowser`; without it, or when no browser can be
     started, the user opens it: the URL is always written to ``output`` (default: standard
-    error). ``timeout``: seconds to wait for the redirect
-    (``TimeoutError`` after). A request for another path gets 404, one on the callback path
-    without ``code`` or ``error`` gets 400, and the wait goes on."""
+    error). ``timeout``: seconds to wait for the redirect, after which the call fails with
+    :class:`~mcpbind.oauth.tokens.OAuthError` ``authorization_timeout``. A request for another
+    path gets 404, one on the callback path without ``code`` or ``error`` gets 400, and the wait
+    goes on."""
 
     def __init__(
         self,
@@ -135,8 +138,9 @@ class LoopbackAuthorizer:
                     stream = await listener.accept()
                     group.start_soon(self._serve, stream, deliver)
         if not redirected:
-            raise TimeoutError(
-                f"no authorization redirect reached {self.redirect_uri} within {self.timeout:g} s"
+            raise OAuthError(
+                "authorization_timeout",
+                f"no authorization redirect reached {self.redirect_uri} within {self.timeout:g} s",
             )
         return redirected[0]
 
