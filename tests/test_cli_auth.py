@@ -19,6 +19,7 @@ import anyio
 import httpx
 import pytest
 from anyio.abc import Process
+from joserfc.jwk import ECKey
 
 from mcpbind.client.cli_auth import SECRET_ENV, UntimedAuthorizer, default_token_store
 from tests.client.auth.mock_servers import MockOAuth, OAuthApp
@@ -111,6 +112,23 @@ async def test_call_with_client_credentials(anyio_backend: str) -> None:
 
 
 @pytest.mark.anyio
+async def test_call_with_a_private_key(anyio_backend: str, tmp_path: Path) -> None:
+    key = ECKey.generate_key("P-256", private=True)
+    pem = tmp_path / "client.pem"
+    pem.write_bytes(key.as_pem(private=True))
+    oauth = MockOAuth(
+        client_secret=None, client_key=key, auth_methods=["private_key_jwt"], signing_algs=["ES256"]
+    )
+    async with served(oauth):
+        options = ("--client-credentials", "--client-id", oauth.client_id, "--private-key", str(pem))
+        done = await anyio.run_process(command(oauth, anyio_backend, *options), env=child_env(), check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"result": 5}
+    [claims] = oauth.assertion_claims
+    assert claims["sub"] == oauth.client_id
+
+
+@pytest.mark.anyio
 async def test_a_failed_authorization_fails_the_call_in_one_line(anyio_backend: str) -> None:
     async with served(MockOAuth()) as oauth:
         env = {**child_env(), SECRET_ENV: "wrong-secret"}
@@ -139,6 +157,8 @@ async def test_no_auth_leaves_the_401(anyio_backend: str) -> None:
         (["--client-credentials"], "--client-credentials needs --client-id"),
         (["--client-secret", "s"], "--client-secret needs --client-id"),
         (["--redirect-port", "70000"], "not a TCP port"),
+        (["--private-key", "k.pem"], "goes with --client-credentials"),
+        (["--client-credentials", "--client-id", "c", "--private-key", "/nonexistent.pem"], "no such file"),
     ],
 )
 def test_bad_auth_options(options: list[str], message: str) -> None:

@@ -63,7 +63,14 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--client-credentials",
         action="store_true",
-        help="no user: get the token with the client's own credentials (needs --client-id and a secret)",
+        help="no user: get the token with the client's own credentials (--client-id, and a secret or "
+        "--private-key)",
+    )
+    group.add_argument(
+        "--private-key",
+        type=Path,
+        metavar="PATH",
+        help="with --client-credentials: sign in with this private key (PEM or JWK file; private_key_jwt)",
     )
     group.add_argument("--scope", action="append", metavar="SCOPE", help="a scope to ask for (repeatable)")
     group.add_argument(
@@ -105,10 +112,13 @@ class UntimedAuthorizer:
 
 def auth_arguments_error(args: argparse.Namespace) -> str | None:
     """What is wrong with the authorization options, if anything."""
-    if args.client_credentials and not (
-        args.client_id and (args.client_secret or os.environ.get(SECRET_ENV))
-    ):
-        return f"--client-credentials needs --client-id and a secret (--client-secret or ${SECRET_ENV})"
+    secret = args.client_secret or os.environ.get(SECRET_ENV)
+    if args.client_credentials and not (args.client_id and (secret or args.private_key)):
+        return f"--client-credentials needs --client-id, and a secret (--client-secret or ${SECRET_ENV}) or --private-key"
+    if args.private_key is not None and not args.client_credentials:
+        return "--private-key goes with --client-credentials"
+    if args.private_key is not None and not args.private_key.is_file():
+        return f"--private-key {args.private_key}: no such file"
     if args.client_secret and not args.client_id:
         return "--client-secret needs --client-id"
     if not 0 <= args.redirect_port <= 65535:
@@ -139,8 +149,10 @@ async def command_line_auth(
     secret = args.client_secret or os.environ.get(SECRET_ENV) or None
     scopes = _scopes(args)
     if args.client_credentials:
-        assert args.client_id and secret  # auth_arguments_error says so
-        yield ClientCredentials(server_url, client_id=args.client_id, client_secret=secret, scopes=scopes)
+        key = args.private_key.read_bytes() if args.private_key is not None else None
+        yield ClientCredentials(
+            server_url, client_id=args.client_id, client_secret=secret, private_key=key, scopes=scopes
+        )
         return
     store = FileTokenStore(args.token_store or default_token_store())
     information = (
