@@ -114,7 +114,10 @@ def auth_arguments_error(args: argparse.Namespace) -> str | None:
     """What is wrong with the authorization options, if anything."""
     secret = args.client_secret or os.environ.get(SECRET_ENV)
     if args.client_credentials and not (args.client_id and (secret or args.private_key)):
-        return f"--client-credentials needs --client-id, and a secret (--client-secret or ${SECRET_ENV}) or --private-key"
+        return (
+            f"--client-credentials needs --client-id, and a secret (--client-secret or ${SECRET_ENV})"
+            " or --private-key"
+        )
     if args.private_key is not None and not args.client_credentials:
         return "--private-key goes with --client-credentials"
     if args.private_key is not None and not args.private_key.is_file():

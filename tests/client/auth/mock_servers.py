@@ -8,7 +8,8 @@ ASGI app of the tests' own (served on 127.0.0.1 by ``tests.http_harness.serve_as
 - ``/.well-known/oauth-authorization-server/as``: the authorization server's metadata;
   ``/as/token``: the ``client_credentials``, ``jwt-bearer`` and ``authorization_code`` grants;
   ``/as/authorize``: approves at once (302 to the redirect URI); ``/as/register``: RFC 7591.
-- ``/.well-known/openid-configuration/idp``, ``/idp/token``: RFC 8693 token exchange of an ID token for an ID-JAG (cross-app access).
+- ``/.well-known/openid-configuration/idp``, ``/idp/token``: the identity provider, RFC 8693
+  token exchange of an ID token for an ID-JAG (cross-app access).
 
 Every token request is recorded (form and headers) for the tests to look at.
 """

@@ -57,7 +57,8 @@ class PrivateKeyJWT:
         self._algorithms = _algorithms_for(self._key)
         if algorithm is not None and algorithm not in self._algorithms:
             raise ValueError(
-                f"a {self._key.key_type} key cannot sign with {algorithm} (it can: {', '.join(self._algorithms)})"
+                f"a {self._key.key_type} key cannot sign with {algorithm}"
+                f" (it can: {', '.join(self._algorithms)})"
             )
         self.algorithm = algorithm
 

@@ -160,7 +160,8 @@ class GrantAuth(httpx.Auth):
         if self.issuer is not None and not issuers_match(discovery.issuer, self.issuer):
             raise OAuthError(
                 "invalid_issuer",
-                f"the server's authorization server is {discovery.issuer!r}; these credentials are for {self.issuer!r}",
+                f"the server's authorization server is {discovery.issuer!r};"
+                f" these credentials are for {self.issuer!r}",
             )
         self._discovery = discovery
 
