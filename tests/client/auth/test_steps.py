@@ -9,7 +9,11 @@ import httpx
 import pytest
 
 from mcpbind.client.auth.authorizer import parse_authorization_response
-from mcpbind.client.auth.registration import application_type, registration_metadata
+from mcpbind.client.auth.registration import (
+    application_type,
+    client_id_metadata_document,
+    registration_metadata,
+)
 from mcpbind.client.auth.scopes import select_scopes
 from mcpbind.client.auth.token_endpoint import choose_auth_method, client_authentication, request_token
 from mcpbind.oauth.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
@@ -71,7 +75,7 @@ def test_auth_method_choice() -> None:
 def test_basic_credentials_are_form_encoded() -> None:
     client = ClientInformation(client_id="id:1", client_secret="s e/c")
     form, headers = client_authentication(client, "client_secret_basic", {"grant_type": "x"})
-    assert form == {"grant_type": "x"}
+    assert form == {"grant_type": "x", "client_id": "id:1"}  # also in the form (RFC 6749 section 3.2.1)
     assert base64.b64decode(headers["Authorization"].removeprefix("Basic ")) == b"id%3A1:s%20e%2Fc"
     with pytest.raises(OAuthError):
         client_authentication(ClientInformation(client_id="c"), "client_secret_post", {})
@@ -116,3 +120,16 @@ def test_authorization_response_parameters() -> None:
     answer = parse_authorization_response("http://127.0.0.1/cb?code=c&state=s&iss=https%3A%2F%2Fas.test")
     assert (answer.code, answer.state, answer.iss, answer.error) == ("c", "s", "https://as.test", None)
     assert parse_authorization_response("http://127.0.0.1/cb?code=a&code=b").code is None
+
+
+def test_the_client_id_metadata_document_names_its_url() -> None:
+    import json
+
+    url = "https://app.example/oauth/client.json"
+    document = json.loads(
+        client_id_metadata_document(ClientMetadata(redirect_uris=["http://127.0.0.1:9/cb"]), url)
+    )
+    assert document["client_id"] == url
+    assert document["application_type"] == "native"
+    assert document["token_endpoint_auth_method"] == "none"
+    assert document["grant_types"] == ["authorization_code", "refresh_token"]

@@ -74,3 +74,10 @@ def test_stored_tokens_from_a_response() -> None:
     assert (tokens.expires_at, tokens.scope, tokens.refresh_token) == (1060.0, "a b", "rt")
     assert not tokens.expired(now=1000.0) and tokens.expired(now=1040.0)  # 30 s margin
     assert not StoredTokens(access_token="x").expired()
+
+
+async def test_a_file_that_is_no_store_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a token store"):
+        await FileTokenStore(path).get_client(A)

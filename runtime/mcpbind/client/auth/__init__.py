@@ -11,7 +11,7 @@ from mcpbind.client.auth.cross_app import CrossAppAccess
 from mcpbind.client.auth.discovery import Discovery, discover
 from mcpbind.client.auth.flow import AuthorizationFailed, OAuth
 from mcpbind.client.auth.loopback import LoopbackAuthorizer
-from mcpbind.client.auth.registration import obtain_client, register_client
+from mcpbind.client.auth.registration import client_id_metadata_document, obtain_client, register_client
 from mcpbind.client.auth.scopes import select_scopes
 from mcpbind.client.auth.stores import FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore
 from mcpbind.client.auth.token_endpoint import choose_auth_method, request_token
@@ -31,6 +31,7 @@ __all__ = [
     "StoredTokens",
     "TokenStore",
     "choose_auth_method",
+    "client_id_metadata_document",
     "discover",
     "obtain_client",
     "parse_authorization_response",

@@ -73,6 +73,6 @@ class ConfidentialClient:
         method = self.choose_method(metadata)
         if method == PRIVATE_KEY_JWT:
             assert self.private_key is not None
-            # RFC 7523 section 3: the assertion's "sub" names the client; no client_id in the form.
+            # RFC 7523 section 3: the assertion's "sub" names the client (client_id may go too).
             form = {**form, **self.private_key.form(self.client_id, metadata)}
         return await request_token(http, metadata, self.information, form, auth_method=method)

@@ -23,10 +23,9 @@ from mcpbind.oauth.metadata import (
     protected_resource_metadata_urls,
 )
 from mcpbind.oauth.tokens import OAuthError
+from mcpbind.versions import LATEST_VERSION
 
 __all__ = ["Discovery", "canonical_resource", "discover", "resource_covers"]
-
-MCP_PROTOCOL_VERSION = "2025-11-25"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +71,7 @@ async def _get(http: httpx.AsyncClient, url: str) -> bytes | None:
     """The body of a 200 answer to a GET of ``url``; None for any other status (a missing
     document)."""
     response = await http.get(
-        url, headers={"Accept": "application/json", "MCP-Protocol-Version": MCP_PROTOCOL_VERSION}
+        url, headers={"Accept": "application/json", "MCP-Protocol-Version": LATEST_VERSION}
     )
     if response.status_code != 200:
         return None

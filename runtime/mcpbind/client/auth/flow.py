@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -67,6 +68,12 @@ class OAuth(httpx.Auth):
     ) -> None:
         if not client_metadata.redirect_uris:
             raise ValueError("client_metadata needs redirect_uris for the authorization code flow")
+        if client_metadata_url is not None:
+            parts = urlsplit(client_metadata_url)
+            if parts.scheme != "https" or parts.path in ("", "/"):
+                raise ValueError(
+                    "client_metadata_url must be an https URL with a path (a Client ID Metadata Document)"
+                )
         self.server_url = server_url
         self.client_metadata = client_metadata
         self.authorize = authorize
@@ -80,11 +87,26 @@ class OAuth(httpx.Auth):
         self._discovery: Discovery | None = None
         self._tokens: StoredTokens | None = None
         self._requested: list[str] = []
+        # The authorization server the pre-registered credentials were first used with: they are
+        # never offered to another one.
+        self._pre_registered_issuer: str | None = None
 
     @property
     def tokens(self) -> StoredTokens | None:
         """The tokens in use (None before the first authorization)."""
         return self._tokens
+
+    async def login(self) -> StoredTokens:
+        """Authorize now, before any request: usable stored (or refreshed) tokens, else the
+        authorization code flow. For interactive clients, so that the user's visit to the
+        authorization server is not bounded by an HTTP request's timeout. Discovery here starts
+        from the well-known URLs (there is no 401 yet to name the resource metadata)."""
+        tokens = await self._usable_tokens()
+        if tokens is not None and not tokens.expired():
+            return tokens
+        with _failing_the_request():
+            tokens, _ = await self._reauthorize(tokens, None)
+        return tokens
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         raise RuntimeError("mcpbind's OAuth authorizes asynchronously: use it with httpx.AsyncClient")
@@ -94,9 +116,14 @@ class OAuth(httpx.Auth):
             sent = await self._usable_tokens()
             _apply(request, sent)
             response = yield request
-            if response.status_code == 401:
+            # Tokens someone else obtained (another request, the store) get one try each; a
+            # refresh or a new authorization ends the retries.
+            granted = False
+            tries = 0
+            while response.status_code == 401 and not granted and tries < 3:
+                tries += 1
                 challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
-                sent = await self._reauthorize(sent, challenge)
+                sent, granted = await self._reauthorize(sent, challenge)
                 _apply(request, sent)
                 response = yield request
             step_ups = 0
@@ -144,22 +171,24 @@ class OAuth(httpx.Auth):
         self._discovery = discovery
         return discovery
 
-    async def _reauthorize(self, sent: StoredTokens | None, challenge: Challenge | None) -> StoredTokens:
+    async def _reauthorize(
+        self, sent: StoredTokens | None, challenge: Challenge | None
+    ) -> tuple[StoredTokens, bool]:
         """After a 401: the tokens another request got meanwhile, else stored ones not yet tried,
-        else refreshed ones, else a new authorization."""
+        else refreshed ones, else a new authorization; and whether they were just granted."""
         async with self._lock:
             if _differs(self._tokens, sent):
                 assert self._tokens is not None
-                return self._tokens
+                return self._tokens, False
             async with self._http() as http:
                 discovery = await self._discover(http, challenge)
                 current = self._tokens
                 if current is not None and _differs(current, sent) and not current.expired():
-                    return current
+                    return current, False
                 if current is not None and current.refresh_token:
                     refreshed = await self._refresh_or_none(http, discovery, current)
                     if refreshed is not None:
-                        return refreshed
+                        return refreshed, True
                 scope = select_scopes(
                     challenge_scope=challenge.scope if challenge is not None else None,
                     configured=self.scopes,
@@ -168,7 +197,7 @@ class OAuth(httpx.Auth):
                     previous=self._requested,
                     wants_refresh=self._wants_refresh(),
                 )
-                return await self._authorize(http, discovery, scope)
+                return await self._authorize(http, discovery, scope), True
 
     async def _step_up(self, sent: StoredTokens | None, challenge: Challenge) -> StoredTokens:
         """After a 403 ``insufficient_scope``: authorize again for the scopes held so far and
@@ -199,7 +228,16 @@ class OAuth(httpx.Auth):
         grants = self.client_metadata.grant_types
         return grants is None or "refresh_token" in grants
 
-    async def _client(self, http: httpx.AsyncClient, discovery: Discovery) -> ClientInformation:
+    async def _client(
+        self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None = None
+    ) -> ClientInformation:
+        information = self.client_information
+        if information is not None:
+            if self._pre_registered_issuer is None:
+                self._pre_registered_issuer = discovery.issuer
+            elif self._pre_registered_issuer != discovery.issuer:
+                information = None  # registered with another authorization server
+        assert self.client_metadata.redirect_uris
         return await obtain_client(
             http,
             discovery.issuer,
@@ -207,31 +245,41 @@ class OAuth(httpx.Auth):
             self.store,
             client_metadata=self.client_metadata,
             client_metadata_url=self.client_metadata_url,
-            client_information=self.client_information,
+            client_information=information,
+            redirect_uri=self.client_metadata.redirect_uris[0],
+            scope=scope,
         )
 
     async def _authorize(
         self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
     ) -> StoredTokens:
-        client = await self._client(http, discovery)
         assert self.client_metadata.redirect_uris
-        try:
-            tokens = await authorization_code_grant(
-                http,
-                discovery,
-                client,
-                self.authorize,
-                redirect_uri=self.client_metadata.redirect_uris[0],
-                scope=scope,
-            )
-        except OAuthError as exc:
-            if exc.error == "invalid_client" and await self.store.get_client(discovery.issuer) is not None:
-                await self.store.forget_client(discovery.issuer)  # registered again next time
-            raise
-        await self.store.set_tokens(discovery.issuer, discovery.resource, tokens)
-        self._tokens = tokens
-        self._requested = split_scopes(scope)
-        return tokens
+        for attempt in (1, 2):
+            client = await self._client(http, discovery, scope)
+            registered = await self.store.get_client(discovery.issuer) == client  # dynamically, by us
+            try:
+                tokens = await authorization_code_grant(
+                    http,
+                    discovery,
+                    client,
+                    self.authorize,
+                    redirect_uri=self.client_metadata.redirect_uris[0],
+                    scope=scope,
+                )
+            except OAuthError as exc:
+                if not registered or exc.error not in ("invalid_client", "invalid_scope"):
+                    raise
+                # The server no longer knows the registration, or it does not cover the scopes
+                # asked for now (a step-up): register again, once.
+                await self.store.forget_client(discovery.issuer)
+                if attempt == 2:
+                    raise
+                continue
+            await self.store.set_tokens(discovery.issuer, discovery.resource, tokens)
+            self._tokens = tokens
+            self._requested = split_scopes(scope)
+            return tokens
+        raise AssertionError("unreachable")
 
     async def _refresh_or_none(
         self, http: httpx.AsyncClient, discovery: Discovery, tokens: StoredTokens

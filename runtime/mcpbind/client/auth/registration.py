@@ -12,12 +12,19 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
+from mcpbind.client.auth.scopes import join_scopes, split_scopes
 from mcpbind.client.auth.stores import TokenStore
 from mcpbind.oauth.metadata import AuthorizationServerMetadata
 from mcpbind.oauth.registration import ClientInformation, ClientMetadata, decode_client_information
 from mcpbind.oauth.tokens import OAuthError, decode_error
 
-__all__ = ["application_type", "obtain_client", "register_client", "registration_metadata"]
+__all__ = [
+    "application_type",
+    "client_id_metadata_document",
+    "obtain_client",
+    "register_client",
+    "registration_metadata",
+]
 
 _DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"]
 
@@ -45,12 +52,14 @@ def application_type(metadata: ClientMetadata) -> str:
 
 
 def registration_metadata(
-    client_metadata: ClientMetadata, server: AuthorizationServerMetadata
+    client_metadata: ClientMetadata, server: AuthorizationServerMetadata, scope: str | None = None
 ) -> ClientMetadata:
     """What to send to the registration endpoint: the client's metadata with the defaults filled
-    in (``application_type``, authorization code and refresh grants, ``code`` responses) and a
+    in (``application_type``, authorization code and refresh grants, ``code`` responses), a
     token endpoint authentication method the server supports (a public client's ``none`` when it
-    can, else a secret method)."""
+    can, else a secret method) and, unless the metadata names its scopes, the ``scope`` about to
+    be asked for with those the server lists (servers may refuse later requests for scopes the
+    registration did not name)."""
     method = client_metadata.token_endpoint_auth_method
     supported = server.token_endpoint_auth_methods_supported
     if method is None and supported:
@@ -64,11 +73,31 @@ def registration_metadata(
         response_types=client_metadata.response_types or ["code"],
         token_endpoint_auth_method=method,
         client_id=None,
+        scope=client_metadata.scope or join_scopes([*split_scopes(scope), *(server.scopes_supported or [])]),
     )
 
 
+def client_id_metadata_document(client_metadata: ClientMetadata, url: str) -> bytes:
+    """The JSON to publish at ``url`` as the client's Client ID Metadata Document: its metadata
+    with ``client_id`` set to that URL, a public client (``none``) of the authorization code
+    flow unless it says otherwise."""
+    document = msgspec.structs.replace(
+        client_metadata,
+        client_id=url,
+        application_type=application_type(client_metadata),
+        grant_types=client_metadata.grant_types or list(_DEFAULT_GRANT_TYPES),
+        response_types=client_metadata.response_types or ["code"],
+        token_endpoint_auth_method=client_metadata.token_endpoint_auth_method or "none",
+    )
+    return msgspec.json.encode(document)
+
+
 async def register_client(
-    http: httpx.AsyncClient, server: AuthorizationServerMetadata, client_metadata: ClientMetadata
+    http: httpx.AsyncClient,
+    server: AuthorizationServerMetadata,
+    client_metadata: ClientMetadata,
+    *,
+    scope: str | None = None,
 ) -> ClientInformation:
     """Dynamic Client Registration (RFC 7591 section 3). ``OAuthError`` when the server has no
     registration endpoint (``registration_unsupported``) or refuses (its error)."""
@@ -78,7 +107,7 @@ async def register_client(
             f"{server.issuer} supports neither Client ID Metadata Documents nor dynamic registration, "
             "and no pre-registered client_information was given",
         )
-    body = msgspec.json.encode(registration_metadata(client_metadata, server))
+    body = msgspec.json.encode(registration_metadata(client_metadata, server, scope))
     response = await http.post(
         server.registration_endpoint,
         content=body,
@@ -95,9 +124,13 @@ async def register_client(
     return info
 
 
-def _usable(info: ClientInformation) -> bool:
+def _usable(info: ClientInformation, redirect_uri: str | None) -> bool:
+    """A stored registration is used while its secret lasts and while it names the redirect URI
+    in use (a loopback port can change from one run to the next)."""
     expires = info.client_secret_expires_at
-    return not expires or expires > time.time() + 30
+    if expires and expires <= time.time() + 30:
+        return False
+    return redirect_uri is None or info.redirect_uris is None or redirect_uri in info.redirect_uris
 
 
 async def obtain_client(
@@ -109,17 +142,21 @@ async def obtain_client(
     client_metadata: ClientMetadata,
     client_metadata_url: str | None = None,
     client_information: ClientInformation | None = None,
+    redirect_uri: str | None = None,
+    scope: str | None = None,
 ) -> ClientInformation:
-    """The client's credentials at the authorization server ``issuer``: those stored for it,
-    else a Client ID Metadata Document's URL (when the server supports them), else
-    ``client_information`` (pre-registered), else a new registration, which is stored."""
-    stored = await store.get_client(issuer)
-    if stored is not None and _usable(stored):
-        return stored
+    """The client's credentials at the authorization server ``issuer``: a Client ID Metadata
+    Document's URL when the server supports them, else ``client_information`` (registered
+    beforehand, for this server), else the registration stored for ``issuer`` (while usable
+    with ``redirect_uri``), else a new registration (for ``scope``, the scopes about to be asked
+    for), which is stored."""
     if client_metadata_url and server.client_id_metadata_document_supported:
         return ClientInformation(client_id=client_metadata_url, token_endpoint_auth_method="none")
     if client_information is not None:
         return client_information
-    info = await register_client(http, server, client_metadata)
+    stored = await store.get_client(issuer)
+    if stored is not None and _usable(stored, redirect_uri):
+        return stored
+    info = await register_client(http, server, client_metadata, scope=scope)
     await store.set_client(issuer, info)
     return info

@@ -123,7 +123,12 @@ class FileTokenStore:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return _Contents()
-        return _decoder.decode(data) if data.strip() else _Contents()
+        if not data.strip():
+            return _Contents()
+        try:
+            return _decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ValueError(f"{self.path} is not a token store written by mcpbind ({exc})") from None
 
     def _write(self, contents: _Contents) -> None:
         folder = self.path.parent

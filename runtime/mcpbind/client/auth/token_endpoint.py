@@ -47,22 +47,21 @@ def client_authentication(
     """The form and headers of a token request with ``client`` authenticated by ``method``.
     ``OAuthError`` (``invalid_client``) for a method needing a secret the client does not have,
     or one this module does not implement."""
-    form = dict(form)
+    # The client_id goes in the form whatever the method: RFC 6749 section 3.2.1 allows it with
+    # Basic authentication, and some servers (the official Python SDK's) look the client up by it.
+    form = {**form, "client_id": client.client_id}
     headers: dict[str, str] = {}
-    if method == "none":
-        form["client_id"] = client.client_id
-    elif method in SECRET_METHODS:
+    if method in SECRET_METHODS:
         if not client.client_secret:
             raise OAuthError("invalid_client", f"{method} needs a client secret and the client has none")
         if method == "client_secret_basic":
             headers["Authorization"] = _basic_credentials(client.client_id, client.client_secret)
         else:
-            form["client_id"] = client.client_id
             form["client_secret"] = client.client_secret
     elif method == "private_key_jwt":  # the caller signed the assertion (client/auth/assertion.py)
         if "client_assertion" not in form:
             raise OAuthError("invalid_client", "private_key_jwt needs a client_assertion in the form")
-    else:
+    elif method != "none":
         raise OAuthError("invalid_client", f"token endpoint authentication {method!r} is not supported")
     return form, headers
 
