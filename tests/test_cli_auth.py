@@ -72,13 +72,15 @@ async def test_call_signs_in_through_the_printed_url_then_reuses_the_tokens(
 ) -> None:
     store = tmp_path / "auth" / "tokens.json"
     async with served(code_flow()) as oauth:
-        options = ("--no-browser", "--token-store", str(store), "--scope", "mcp:tools")
+        options = ("--no-browser", "--token-store", str(store), "--scope", "mcp:tools", "--timeout", "3")
         with anyio.fail_after(60):
             process = await anyio.open_process(command(oauth, anyio_backend, *options), env=child_env())
             async with process:
                 url, printed = await sign_in_url(process)
                 assert url.startswith(f"{oauth.issuer}/authorize?")
                 assert "Open this URL in a browser" in printed
+                # The user takes longer than --timeout to sign in: that time does not count.
+                await anyio.sleep(4)
                 async with httpx.AsyncClient(follow_redirects=True) as browser:
                     page = await browser.get(url)  # the server approves and sends it back to the CLI
                 assert page.status_code == 200

@@ -41,7 +41,12 @@ import anyio
 import msgspec
 
 from mcpbind import __version__
-from mcpbind.client.cli_auth import add_auth_arguments, auth_arguments_error, command_line_auth
+from mcpbind.client.cli_auth import (
+    SIGN_IN_TIMEOUT,
+    add_auth_arguments,
+    auth_arguments_error,
+    command_line_auth,
+)
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
@@ -258,7 +263,7 @@ async def _connect(
                 server,
                 headers=args.headers,
                 auth=auth,
-                http_timeout=limit,
+                http_timeout=limit if auth is None else limit + SIGN_IN_TIMEOUT,  # (a sign-in)
                 sse_read_timeout=max(limit, 300.0),
             ) as session,
         ):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SECRET_ENV",
+    "SIGN_IN_TIMEOUT",
     "UntimedAuthorizer",
     "add_auth_arguments",
     "auth_arguments_error",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 SECRET_ENV = "MCPBIND_CLIENT_SECRET"
+# How long the user has to sign in; an HTTP request that waits for it may take this much longer.
+SIGN_IN_TIMEOUT = 300.0
 
 
 def default_token_store() -> Path:
@@ -161,7 +164,9 @@ async def command_line_auth(
     information = (
         ClientInformation(client_id=args.client_id, client_secret=secret) if args.client_id else None
     )
-    async with LoopbackAuthorizer(port=args.redirect_port, open_browser=not args.no_browser) as loopback:
+    async with LoopbackAuthorizer(
+        port=args.redirect_port, open_browser=not args.no_browser, timeout=SIGN_IN_TIMEOUT
+    ) as loopback:
         metadata = ClientMetadata(
             client_name="mcpbind",
             redirect_uris=[loopback.redirect_uri],

@@ -52,7 +52,11 @@ async def test_client_secret_basic(anyio_backend: str) -> None:
         )
         assert await call_add(oauth, auth) == 5
     [request] = oauth.requests
-    assert request.form == {"grant_type": "client_credentials", "resource": oauth.resource}
+    assert request.form == {
+        "grant_type": "client_credentials",
+        "resource": oauth.resource,
+        "client_id": oauth.client_id,  # allowed beside Basic (RFC 6749 section 3.2.1)
+    }
     assert request.headers["authorization"] == basic(oauth.client_id, "machine-secret")
     # Every MCP request after the first 401 carried the one token the grant gave.
     [token] = oauth.tokens
