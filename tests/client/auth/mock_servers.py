@@ -70,6 +70,7 @@ class MockOAuth:
     grant_types: list[str] = field(default_factory=lambda: ["client_credentials"])
     scopes_supported: list[str] | None = None
     required_scopes: frozenset[str] = frozenset()
+    other_authorization_servers: list[str] = field(default_factory=list)  # named before ours
     token_lifetime: int = 3600
     # cross-app access
     idp_client_id: str = "idp-client"
@@ -173,7 +174,8 @@ class OAuthApp:
     ) -> tuple[int, Any, list[tuple[bytes, bytes]]]:
         oauth = self.oauth
         if path == "/.well-known/oauth-protected-resource/mcp":
-            prm: dict[str, Any] = {"resource": oauth.resource, "authorization_servers": [oauth.issuer]}
+            servers = [*oauth.other_authorization_servers, oauth.issuer]
+            prm: dict[str, Any] = {"resource": oauth.resource, "authorization_servers": servers}
             if oauth.scopes_supported is not None:
                 prm["scopes_supported"] = oauth.scopes_supported
             return 200, prm, []

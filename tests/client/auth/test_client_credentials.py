@@ -123,6 +123,23 @@ async def test_credentials_stay_away_from_another_authorization_server(anyio_bac
     assert oauth.requests == []  # the secret was never sent
 
 
+async def test_the_configured_issuer_is_chosen_among_those_named(anyio_backend: str) -> None:
+    async with served(MockOAuth()) as oauth:
+        oauth.other_authorization_servers = [oauth.idp_issuer]  # found first, and has metadata
+        auth = ClientCredentials(
+            oauth.resource, client_id=oauth.client_id, client_secret="machine-secret", issuer=oauth.issuer
+        )
+        assert await call_add(oauth, auth) == 5
+        unpinned = ClientCredentials(
+            oauth.resource, client_id=oauth.client_id, client_secret="machine-secret"
+        )
+        with pytest.raises(AuthorizationFailed):
+            async with httpx.AsyncClient(auth=unpinned) as http:
+                await http.get(oauth.resource)
+    # The pinned flow went to its server; the other sent its secret to the first one named.
+    assert [request.endpoint for request in oauth.requests] == ["as", "idp"]
+
+
 async def test_a_refused_token_means_a_new_grant(anyio_backend: str) -> None:
     async with served(MockOAuth()) as oauth:
         auth = ClientCredentials(oauth.resource, client_id=oauth.client_id, client_secret="machine-secret")

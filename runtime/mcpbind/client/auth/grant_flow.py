@@ -13,7 +13,7 @@ from typing import TypeGuard
 import anyio
 import httpx
 
-from mcpbind.client.auth.discovery import Discovery, discover
+from mcpbind.client.auth.discovery import Discovery, discover, fetch_authorization_server_metadata
 from mcpbind.client.auth.flow import AuthorizationFailed
 from mcpbind.client.auth.scopes import select_scopes, split_scopes
 from mcpbind.client.auth.stores import StoredTokens, TokenStore
@@ -157,13 +157,24 @@ class GrantAuth(httpx.Auth):
     async def _discover(self, challenge: Challenge | None) -> None:
         async with self._http() as http:
             discovery = await discover(http, self.server_url, challenge)
-        if self.issuer is not None and not issuers_match(discovery.issuer, self.issuer):
+            if self.issuer is not None and not issuers_match(discovery.issuer, self.issuer):
+                discovery = await self._pinned(http, discovery)
+        self._discovery = discovery
+
+    async def _pinned(self, http: httpx.AsyncClient, found: Discovery) -> Discovery:
+        """The configured issuer's discovery, when the resource metadata names it too (discovery
+        took the first it names); else ``OAuthError``: the credentials are not for this server."""
+        assert self.issuer is not None
+        named = (found.prm.authorization_servers or []) if found.prm is not None else []
+        issuer = next((server for server in named if issuers_match(server, self.issuer)), None)
+        metadata = await fetch_authorization_server_metadata(http, issuer) if issuer is not None else None
+        if issuer is None or metadata is None:
             raise OAuthError(
                 "invalid_issuer",
-                f"the server's authorization server is {discovery.issuer!r};"
+                f"the server's authorization server is {found.issuer!r};"
                 f" these credentials are for {self.issuer!r}",
             )
-        self._discovery = discovery
+        return Discovery(found.resource, found.prm, issuer, metadata)
 
     async def _request(
         self, discovery: Discovery, previous: list[str], challenge: Challenge | None
