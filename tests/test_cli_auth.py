@@ -106,8 +106,12 @@ async def test_call_signs_in_through_the_printed_url_then_reuses_the_tokens(
 async def test_call_with_client_credentials(anyio_backend: str) -> None:
     async with served(MockOAuth()) as oauth:
         env = {**child_env(), SECRET_ENV: "machine-secret"}
-        options = ("--client-credentials", "--client-id", oauth.client_id)
+        options = ("--client-credentials", "--client-id", oauth.client_id, "--issuer", oauth.issuer)
         done = await anyio.run_process(command(oauth, anyio_backend, *options), env=env, check=False)
+        elsewhere = (*options[:-1], "https://as.example.com")
+        refused = await anyio.run_process(command(oauth, anyio_backend, *elsewhere), env=env, check=False)
+    assert refused.returncode == 1
+    assert b"invalid_issuer" in refused.stderr
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["structuredContent"] == {"result": 5}
     assert [request.form["grant_type"] for request in oauth.requests] == ["client_credentials"]
@@ -160,6 +164,7 @@ async def test_no_auth_leaves_the_401(anyio_backend: str) -> None:
         (["--client-secret", "s"], "--client-secret needs --client-id"),
         (["--redirect-port", "70000"], "not a TCP port"),
         (["--private-key", "k.pem"], "goes with --client-credentials"),
+        (["--issuer", "https://as.example.com"], "goes with --client-credentials"),
         (["--client-credentials", "--client-id", "c", "--private-key", "/nonexistent.pem"], "no such file"),
     ],
 )

@@ -75,6 +75,12 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="with --client-credentials: sign in with this private key (PEM or JWK file; private_key_jwt)",
     )
+    group.add_argument(
+        "--issuer",
+        metavar="URL",
+        help="with --client-credentials: the authorization server the credentials are for; they are "
+        "sent to no other (advised)",
+    )
     group.add_argument("--scope", action="append", metavar="SCOPE", help="a scope to ask for (repeatable)")
     group.add_argument(
         "--no-browser", action="store_true", help="print the sign-in URL instead of opening it"
@@ -123,6 +129,8 @@ def auth_arguments_error(args: argparse.Namespace) -> str | None:
         )
     if args.private_key is not None and not args.client_credentials:
         return "--private-key goes with --client-credentials"
+    if args.issuer is not None and not args.client_credentials:
+        return "--issuer goes with --client-credentials"
     if args.private_key is not None and not args.private_key.is_file():
         return f"--private-key {args.private_key}: no such file"
     if args.client_secret and not args.client_id:
@@ -157,7 +165,12 @@ async def command_line_auth(
     if args.client_credentials:
         key = args.private_key.read_bytes() if args.private_key is not None else None
         yield ClientCredentials(
-            server_url, client_id=args.client_id, client_secret=secret, private_key=key, scopes=scopes
+            server_url,
+            client_id=args.client_id,
+            client_secret=secret,
+            private_key=key,
+            scopes=scopes,
+            issuer=args.issuer,
         )
         return
     store = FileTokenStore(args.token_store or default_token_store())
