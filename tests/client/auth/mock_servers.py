@@ -74,6 +74,7 @@ class MockOAuth:
     token_lifetime: int = 3600
     # cross-app access
     idp_client_id: str = "idp-client"
+    idp_audience: str | None = None  # the authorization server ID-JAGs are for (default: ours)
     idp_key: ECKey = field(default_factory=lambda: ECKey.generate_key("P-256", private=True))
     jag_key: ECKey = field(default_factory=lambda: ECKey.generate_key("P-256", private=True))
     # authorization code (the CLI)
@@ -323,7 +324,8 @@ class OAuthApp:
             return 400, {"error": "unsupported_grant_type"}, []
         if form.get("requested_token_type") != ID_JAG or form.get("subject_token_type") != ID_TOKEN:
             return 400, {"error": "invalid_request"}, []
-        if form.get("audience") != oauth.issuer or form.get("client_id") != oauth.idp_client_id:
+        audience = oauth.idp_audience or oauth.issuer
+        if form.get("audience") != audience or form.get("client_id") != oauth.idp_client_id:
             return 400, {"error": "invalid_request", "error_description": "audience or client_id"}, []
         try:
             id_token = jwt.decode(form.get("subject_token", ""), oauth.idp_key, algorithms=["ES256"])
