@@ -17,21 +17,21 @@ from mcpbind import Client, Server
 from mcpbind.client.auth import OAuth
 from mcpbind.oauth.registration import ClientMetadata
 from mcpbind.protocol.errors import McpError
+from mcpbind.transports.http.legacy import LegacySSEApp
 from tests.client.auth.fake_world import FakeWorld
 from tests.http_harness import serve_asgi
 from tests.http_server_helpers import anyio_backend, asgi_server, backend_and_server  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 
-PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
-
 
 class Guard:
     """ASGI middleware: the MCP endpoint needs a token the fake authorization server issued for
     this resource, with ``required`` scopes."""
 
-    def __init__(self, app: Any, world: FakeWorld) -> None:
-        self.app, self.world = app, world
+    def __init__(self, app: Any, world: FakeWorld, endpoint: str = "/mcp") -> None:
+        self.app, self.world, self.endpoint = app, world, endpoint
+        self.prm_path = "/.well-known/oauth-protected-resource" + endpoint
         self.base = ""
         self.required: set[str] = set()
 
@@ -44,14 +44,17 @@ class Guard:
             await self.app(scope, receive, send)
             return
         json_type = [(b"content-type", b"application/json")]
-        if scope["path"] == PRM_PATH:
-            document = {"resource": f"{self.base}/mcp", "authorization_servers": [self.world.issuer]}
+        if scope["path"] == self.prm_path:
+            document = {
+                "resource": f"{self.base}{self.endpoint}",
+                "authorization_servers": [self.world.issuer],
+            }
             await self._answer(send, 200, json.dumps(document).encode(), json_type)
             return
         header = dict(scope["headers"]).get(b"authorization", b"").decode()
         issued = self.world.access.get(header.removeprefix("Bearer "))
-        if issued is None or not issued.valid or issued.resource != f"{self.base}/mcp":
-            challenge = f'Bearer resource_metadata="{self.base}{PRM_PATH}"'
+        if issued is None or not issued.valid or issued.resource != f"{self.base}{self.endpoint}":
+            challenge = f'Bearer resource_metadata="{self.base}{self.prm_path}"'
             await self._answer(send, 401, b"{}", [*json_type, (b"www-authenticate", challenge.encode())])
             return
         if not self.required <= issued.scopes:
@@ -142,3 +145,22 @@ async def test_httpx_sees_an_http_error() -> None:
         async with httpx.AsyncClient(transport=world.transport(), auth=auth) as client:
             with pytest.raises(httpx.HTTPError, match="registration_unsupported"):
                 await client.post("https://mcp.test/mcp")
+
+
+async def test_the_legacy_sse_transport_authorizes_too() -> None:
+    world = FakeWorld()
+    guard = Guard(LegacySSEApp(_server()), world, endpoint="/sse")
+    async with serve_asgi(guard) as base, httpx.AsyncClient(transport=_Routes(world)) as http:
+        guard.base = base
+        url = f"{base}/sse"
+        auth = OAuth(
+            url,
+            client_metadata=ClientMetadata(redirect_uris=["http://127.0.0.1:9/callback"]),
+            authorize=world.authorize,
+            http_client=http,
+        )
+        async with Client("tests", "1.0").connect_url(url, transport="sse", auth=auth, timeout=10) as server:
+            result = await server.call_tool("greet", {"name": "old friend"})
+            assert result.content[0].text == "hello old friend"  # type: ignore[union-attr]
+    assert len(world.authorizations) == 1
+    assert world.authorizations[0]["resource"] == url

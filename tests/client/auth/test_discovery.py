@@ -135,3 +135,24 @@ async def test_a_2025_03_26_server_without_metadata_has_the_default_endpoints() 
         "https://mcp.test/token",
     )
     assert found.metadata.registration_endpoint == "https://mcp.test/register"
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "refused"),
+    [
+        ("http://as.test/token", True),
+        ("http://localhost:9000/token", False),
+        ("http://127.0.0.1:9000/token", False),
+        ("http://[::1]:9000/token", False),
+        ("https://as.test/token", False),
+    ],
+)
+async def test_oauth_endpoints_must_be_https_off_loopback(endpoint: str, refused: bool) -> None:
+    world = FakeWorld(metadata_extra={"token_endpoint": endpoint})
+    async with world.client() as http:
+        if refused:
+            with pytest.raises(OAuthError) as raised:
+                await discover(http, RESOURCE, None)
+            assert raised.value.error == "insecure_endpoint"
+        else:
+            assert (await discover(http, RESOURCE, None)).metadata.token_endpoint == endpoint

@@ -321,11 +321,32 @@ async def test_pre_registered_credentials_are_not_offered_to_another_server() ->
         auth = _oauth(world, http, client_information=info)
         await _post(world, auth)
         world.issuer = "https://as2.test"
+        with pytest.raises(OAuthError, match=r"are for https://as\.test") as raised:
+            await _post(world, auth)
+    assert raised.value.error == "authorization_server_changed"
+    assert [request["client_id"] for request in world.token_requests] == ["pre"]
+    assert len(world.authorizations) == 1 and world.registrations == []
+
+
+async def test_pre_registered_credentials_can_name_their_server() -> None:
+    world = FakeWorld()
+    info = ClientInformation(client_id="pre")
+    async with world.client() as http:
+        auth = _oauth(world, http, client_information=info, client_information_issuer="https://other.test")
+        with pytest.raises(OAuthError) as raised:
+            await _post(world, auth)
+    assert raised.value.error == "authorization_server_changed"
+    assert world.authorizations == []
+
+
+async def test_pre_registered_credentials_come_before_a_metadata_document() -> None:
+    world = FakeWorld(metadata_extra={"client_id_metadata_document_supported": True})
+    world.clients["pre"] = None
+    info = ClientInformation(client_id="pre")
+    async with world.client() as http:
+        auth = _oauth(world, http, client_information=info, client_metadata_url="https://app.example/c.json")
         assert (await _post(world, auth)).status_code == 200
-    first, second = (request["client_id"] for request in world.token_requests)
-    assert first == "pre"
-    assert second.startswith("client@https://as2.test")  # as2 got a registration of its own
-    assert len(world.registrations) == 1
+    assert world.authorizations[0]["client_id"] == "pre"
 
 
 async def test_a_registration_for_another_redirect_uri_is_replaced(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ with its metadata at the root or, when it has none, the default endpoints ``/aut
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,7 +26,7 @@ from mcpbind.oauth.metadata import (
 from mcpbind.oauth.tokens import OAuthError
 from mcpbind.versions import LATEST_VERSION
 
-__all__ = ["Discovery", "canonical_resource", "discover", "resource_covers"]
+__all__ = ["Discovery", "canonical_resource", "check_secure", "discover", "resource_covers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,27 @@ def resource_covers(resource: str, server_url: str) -> bool:
         return False
     prefix, path = named.path.rstrip("/"), target.path.rstrip("/")
     return path == prefix or path.startswith(prefix + "/")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_secure(metadata: AuthorizationServerMetadata) -> None:
+    """OAuth 2.1 section 1.5: every OAuth URL is ``https``, except on the loopback interface.
+    ``OAuthError`` (``insecure_endpoint``) naming the first that is not."""
+    for name in ("issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint"):
+        url = getattr(metadata, name)
+        if url is None:
+            continue
+        parts = urlsplit(url)
+        if parts.scheme != "https" and not (parts.scheme == "http" and _is_loopback(parts.hostname or "")):
+            raise OAuthError("insecure_endpoint", f"the authorization server's {name} {url!r} is not https")
 
 
 async def _get(http: httpx.AsyncClient, url: str) -> bytes | None:
@@ -133,8 +155,9 @@ def default_metadata(origin: str) -> AuthorizationServerMetadata:
 async def discover(http: httpx.AsyncClient, server_url: str, challenge: Challenge | None) -> Discovery:
     """Discover the authorization server of the MCP server at ``server_url`` (``challenge``: the
     Bearer challenge of its 401, if any). ``OAuthError`` when the resource metadata names another
-    resource (``invalid_resource``) or no authorization server can be found
-    (``discovery_failed``)."""
+    resource (``invalid_resource``), no authorization server can be found
+    (``discovery_failed``) or one has an endpoint that is not ``https`` off the loopback
+    interface (``insecure_endpoint``)."""
     prm = await fetch_protected_resource_metadata(http, server_url, challenge)
     if prm is None:
         # A 2025-03-26 server: the authorization server is at the MCP server's origin.
@@ -142,7 +165,10 @@ async def discover(http: httpx.AsyncClient, server_url: str, challenge: Challeng
         metadata = await fetch_authorization_server_metadata(http, origin, check_issuer=False)
         resource = canonical_resource(server_url)
         if metadata is None:
-            return Discovery(resource, None, origin, default_metadata(origin), synthesized=True)
+            metadata = default_metadata(origin)
+            check_secure(metadata)
+            return Discovery(resource, None, origin, metadata, synthesized=True)
+        check_secure(metadata)
         return Discovery(resource, None, metadata.issuer, metadata)
     if not resource_covers(prm.resource, server_url):
         raise OAuthError(
@@ -154,6 +180,7 @@ async def discover(http: httpx.AsyncClient, server_url: str, challenge: Challeng
     for issuer in prm.authorization_servers:
         metadata = await fetch_authorization_server_metadata(http, issuer)
         if metadata is not None:
+            check_secure(metadata)
             return Discovery(prm.resource, prm, issuer, metadata)
     raise OAuthError(
         "discovery_failed",

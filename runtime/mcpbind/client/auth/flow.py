@@ -46,10 +46,26 @@ class OAuth(httpx.Auth):
     itself (``redirect_uris`` needed); ``authorize``: takes the user through the authorization
     URL; ``store``: where tokens and registrations are kept (in memory by default);
     ``client_metadata_url``: the HTTPS URL of the client's Client ID Metadata Document;
-    ``client_information``: credentials registered beforehand; ``scopes``: what to ask for when
+    ``client_information``: credentials registered beforehand with the authorization server
+    ``client_information_issuer`` (default: the first one they are used with; they are never
+    offered to another); ``scopes``: what to ask for when
     the server's challenge says nothing; ``max_step_ups``: how many times one request may
     re-authorize for more scopes before :class:`~mcpbind.oauth.tokens.OAuthError`
-    (``insufficient_scope``) is raised."""
+    (``insufficient_scope``) is raised.
+
+    ::
+
+        auth = OAuth(
+            "https://mcp.example.com/mcp",
+            client_metadata=ClientMetadata(client_name="my-app", redirect_uris=["http://127.0.0.1:8765/callback"]),
+            authorize=send_the_user_there,  # async (authorization URL) -> URL redirected to
+            store=FileTokenStore("~/.config/my-app/tokens.json"),
+        )
+        async with Client("my-app", "1.0").connect_url("https://mcp.example.com/mcp", auth=auth) as server:
+            ...
+
+    Failures come as :class:`AuthorizationFailed` (an ``OAuthError`` and an ``httpx.HTTPError``):
+    the one request fails with a message naming the OAuth error."""
 
     requires_request_body = True  # a refused request is sent again
 
@@ -62,6 +78,7 @@ class OAuth(httpx.Auth):
         store: TokenStore | None = None,
         client_metadata_url: str | None = None,
         client_information: ClientInformation | None = None,
+        client_information_issuer: str | None = None,
         scopes: list[str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_step_ups: int = 2,
@@ -80,6 +97,7 @@ class OAuth(httpx.Auth):
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.client_metadata_url = client_metadata_url
         self.client_information = client_information
+        self.client_information_issuer = client_information_issuer
         self.scopes = scopes
         self.max_step_ups = max_step_ups
         self._http_client = http_client
@@ -233,10 +251,15 @@ class OAuth(httpx.Auth):
     ) -> ClientInformation:
         information = self.client_information
         if information is not None:
-            if self._pre_registered_issuer is None:
+            bound = self.client_information_issuer or self._pre_registered_issuer
+            if bound is None:
                 self._pre_registered_issuer = discovery.issuer
-            elif self._pre_registered_issuer != discovery.issuer:
-                information = None  # registered with another authorization server
+            elif bound != discovery.issuer:
+                raise OAuthError(
+                    "authorization_server_changed",
+                    f"the resource now names the authorization server {discovery.issuer}, and the "
+                    f"pre-registered client credentials are for {bound}: they are not offered to another one",
+                )
         assert self.client_metadata.redirect_uris
         return await obtain_client(
             http,

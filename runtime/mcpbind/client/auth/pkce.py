@@ -18,6 +18,9 @@ def random_token(length: int = 43) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Pkce:
+    """A code verifier (kept by the client until the token request) and its challenge (sent in
+    the authorization request)."""
+
     verifier: str
     challenge: str
     method: str = "S256"

@@ -1,7 +1,8 @@
 """How the client gets a ``client_id`` at an authorization server, in MCP's order of preference:
-a Client ID Metadata Document (its HTTPS URL is the ``client_id``) when the server supports them,
-else credentials registered beforehand, else Dynamic Client Registration (RFC 7591). What was
-obtained is kept in the store under the server's issuer and used only with that server."""
+credentials registered beforehand for that server, else a Client ID Metadata Document (its HTTPS
+URL is the ``client_id``) when the server supports them, else Dynamic Client Registration
+(RFC 7591). A registration is kept in the store under the server's issuer and used only with
+that server."""
 
 from __future__ import annotations
 
@@ -145,15 +146,15 @@ async def obtain_client(
     redirect_uri: str | None = None,
     scope: str | None = None,
 ) -> ClientInformation:
-    """The client's credentials at the authorization server ``issuer``: a Client ID Metadata
-    Document's URL when the server supports them, else ``client_information`` (registered
-    beforehand, for this server), else the registration stored for ``issuer`` (while usable
-    with ``redirect_uri``), else a new registration (for ``scope``, the scopes about to be asked
-    for), which is stored."""
-    if client_metadata_url and server.client_id_metadata_document_supported:
-        return ClientInformation(client_id=client_metadata_url, token_endpoint_auth_method="none")
+    """The client's credentials at the authorization server ``issuer``: ``client_information``
+    (registered beforehand, for this server), else a Client ID Metadata Document's URL when the
+    server supports them, else the registration stored for ``issuer`` (while usable with
+    ``redirect_uri``), else a new registration (for ``scope``, the scopes about to be asked for),
+    which is stored."""
     if client_information is not None:
         return client_information
+    if client_metadata_url and server.client_id_metadata_document_supported:
+        return ClientInformation(client_id=client_metadata_url, token_endpoint_auth_method="none")
     stored = await store.get_client(issuer)
     if stored is not None and _usable(stored, redirect_uri):
         return stored

@@ -62,17 +62,29 @@ class StoredTokens(msgspec.Struct, kw_only=True, omit_defaults=True):
 class TokenStore(Protocol):
     """Storage of tokens and client registrations; every method may do I/O."""
 
-    async def get_tokens(self, issuer: str, resource: str) -> StoredTokens | None: ...
+    async def get_tokens(self, issuer: str, resource: str) -> StoredTokens | None:
+        """The tokens ``issuer`` granted for ``resource``, if any."""
+        ...
 
-    async def set_tokens(self, issuer: str, resource: str, tokens: StoredTokens) -> None: ...
+    async def set_tokens(self, issuer: str, resource: str, tokens: StoredTokens) -> None:
+        """Keep ``tokens`` (replacing those held for the pair)."""
+        ...
 
-    async def forget_tokens(self, issuer: str, resource: str) -> None: ...
+    async def forget_tokens(self, issuer: str, resource: str) -> None:
+        """Drop the tokens of the pair (they stopped working)."""
+        ...
 
-    async def get_client(self, issuer: str) -> ClientInformation | None: ...
+    async def get_client(self, issuer: str) -> ClientInformation | None:
+        """The client's registration at ``issuer``, if any."""
+        ...
 
-    async def set_client(self, issuer: str, info: ClientInformation) -> None: ...
+    async def set_client(self, issuer: str, info: ClientInformation) -> None:
+        """Keep a registration obtained from ``issuer``."""
+        ...
 
-    async def forget_client(self, issuer: str) -> None: ...
+    async def forget_client(self, issuer: str) -> None:
+        """Drop the registration at ``issuer`` and every token it obtained."""
+        ...
 
 
 class _Contents(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -111,11 +123,11 @@ _decoder = msgspec.json.Decoder(_Contents)
 
 
 class FileTokenStore:
-    """A JSON file readable by its owner only (created with mode 0600, in a folder created 0700
+    """A JSON file (``~`` expanded) readable by its owner only (created with mode 0600, in a folder created 0700
     when missing), replaced atomically on every change so a crash never leaves half a file."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self._lock = anyio.Lock()
 
     def _read(self) -> _Contents:
