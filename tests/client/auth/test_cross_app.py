@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from mcpbind.client.auth.cross_app import CrossAppAccess, exchange_for_id_jag
+from mcpbind.client.auth.flow import AuthorizationFailed
 from mcpbind.client.client import Client
 from mcpbind.oauth.registration import ClientInformation
 from mcpbind.oauth.tokens import OAuthError
@@ -133,6 +134,16 @@ async def test_a_wrong_client_secret_at_the_authorization_server(anyio_backend: 
                 await http.get(oauth.resource)
     assert caught.value.error == "invalid_client"
     assert [request.endpoint for request in oauth.requests] == ["idp", "as"]
+
+
+async def test_the_id_token_goes_to_no_plain_http_idp(anyio_backend: str) -> None:
+    async with served(MockOAuth(grant_types=[JWT_BEARER])) as oauth:
+        auth = cross_app(oauth, idp_token_endpoint="http://idp.example.com/token")
+        with pytest.raises(AuthorizationFailed) as caught:
+            async with httpx.AsyncClient(auth=auth) as http:
+                await http.get(oauth.resource)
+    assert caught.value.error == "insecure_endpoint"
+    assert oauth.requests == []
 
 
 def test_it_needs_the_idp() -> None:

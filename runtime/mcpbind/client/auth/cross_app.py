@@ -15,10 +15,11 @@ import msgspec
 
 from mcpbind.client.auth.assertion import PrivateKeyJWT
 from mcpbind.client.auth.confidential import ConfidentialClient
-from mcpbind.client.auth.discovery import Discovery, fetch_authorization_server_metadata
+from mcpbind.client.auth.discovery import Discovery, check_secure, fetch_authorization_server_metadata
 from mcpbind.client.auth.grant_flow import GrantAuth
 from mcpbind.client.auth.stores import TokenStore
 from mcpbind.client.auth.token_endpoint import client_authentication
+from mcpbind.oauth.metadata import AuthorizationServerMetadata
 from mcpbind.oauth.registration import ClientInformation
 from mcpbind.oauth.tokens import OAuthError, TokenResponse, decode_error, decode_token_response
 
@@ -136,6 +137,8 @@ class CrossAppAccess(GrantAuth):
         return self.id_token if isinstance(self.id_token, str) else await self.id_token()
 
     async def _idp_endpoint(self, http: httpx.AsyncClient) -> str:
+        """The IdP's token endpoint; ``https`` off the loopback interface, since the user's ID
+        token goes there."""
         if self.idp_token_endpoint is None:
             assert self.idp_issuer is not None
             metadata = await fetch_authorization_server_metadata(http, self.idp_issuer)
@@ -144,7 +147,9 @@ class CrossAppAccess(GrantAuth):
                     "discovery_failed", f"no token endpoint found for the identity provider {self.idp_issuer}"
                 )
             self.idp_token_endpoint = metadata.token_endpoint
-        return self.idp_token_endpoint
+        endpoint = self.idp_token_endpoint
+        check_secure(AuthorizationServerMetadata(issuer=self.idp_issuer or endpoint, token_endpoint=endpoint))
+        return endpoint
 
     async def request_grant(
         self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None
