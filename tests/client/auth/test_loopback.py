@@ -31,9 +31,10 @@ async def authorize_while(
     async def wait() -> None:
         returned.append(await authorizer(url))
 
-    async with anyio.create_task_group() as group, httpx.AsyncClient() as client:
-        group.start_soon(wait)
-        await browse(client, responses)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group, httpx.AsyncClient() as client:
+            group.start_soon(wait)
+            await browse(client, responses)
     return returned[0], responses
 
 
@@ -64,18 +65,20 @@ async def test_wrong_requests_are_refused_and_the_wait_goes_on(anyio_backend: st
         async def browse(client: httpx.AsyncClient, responses: list[httpx.Response]) -> None:
             responses.append(await client.get(base.replace("/cb", "/favicon.ico")))
             responses.append(await client.get(base + "?state=s1"))
-            responses.append(await client.post(base + "?code=abc"))
-            responses.append(await client.get(base + "?code=right"))
+            responses.append(await client.post(base + "?code=abc&state=s1"))
+            responses.append(await client.get(base + "?code=stale&state=s0"))  # an earlier one's
+            responses.append(await client.get(base + "?code=forged"))
+            responses.append(await client.get(base + "?code=right&state=s1"))
 
         url, responses = await authorize_while(authorizer, browse)
-    assert [response.status_code for response in responses] == [404, 400, 405, 200]
-    assert url == base + "?code=right"
+    assert [response.status_code for response in responses] == [404, 400, 405, 400, 400, 200]
+    assert url == base + "?code=right&state=s1"
 
 
 async def test_an_error_redirect_is_returned_for_the_flow_to_report(anyio_backend: str) -> None:
     async with LoopbackAuthorizer(open_browser=False, output=io.StringIO()) as authorizer:
         target = (
-            authorizer.redirect_uri + "?error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E&state=s"
+            authorizer.redirect_uri + "?error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E&state=s1"
         )
 
         async def browse(client: httpx.AsyncClient, responses: list[httpx.Response]) -> None:
@@ -92,7 +95,9 @@ async def test_the_error_is_escaped_in_the_page(anyio_backend: str) -> None:
 
         async def browse(client: httpx.AsyncClient, responses: list[httpx.Response]) -> None:
             responses.append(
-                await client.get(authorizer.redirect_uri, params={"error": "<script>x</script>"})
+                await client.get(
+                    authorizer.redirect_uri, params={"error": "<script>x</script>", "state": "s1"}
+                )
             )
 
         _, responses = await authorize_while(authorizer, browse)
@@ -109,11 +114,11 @@ async def test_idle_and_garbage_connections_hold_up_nothing(anyio_backend: str) 
             async with idle, await anyio.connect_tcp("127.0.0.1", authorizer.port) as garbage:
                 await garbage.send(b"\x16\x03\x01 not http\r\n\r\n")
                 garbage_answer.append(await garbage.receive())
-                responses.append(await client.get(authorizer.redirect_uri + "?code=c"))
+                responses.append(await client.get(authorizer.redirect_uri + "?code=c&state=s1"))
 
         url, _ = await authorize_while(authorizer, browse)
     assert garbage_answer[0].startswith(b"HTTP/1.1 400")
-    assert url.endswith("?code=c")
+    assert url.endswith("?code=c&state=s1")
 
 
 async def test_it_serves_one_redirect_per_call(anyio_backend: str) -> None:
@@ -123,10 +128,10 @@ async def test_it_serves_one_redirect_per_call(anyio_backend: str) -> None:
             async def browse(
                 client: httpx.AsyncClient, responses: list[httpx.Response], code: str = code
             ) -> None:
-                responses.append(await client.get(authorizer.redirect_uri + f"?code={code}"))
+                responses.append(await client.get(authorizer.redirect_uri + f"?code={code}&state=s1"))
 
             url, _ = await authorize_while(authorizer, browse)
-            assert url.endswith(f"?code={code}")
+            assert url.endswith(f"?code={code}&state=s1")
 
 
 async def test_no_redirect_in_time_is_a_timeout(anyio_backend: str) -> None:
@@ -171,14 +176,24 @@ async def test_the_browser_is_opened_and_the_url_printed(
 
         async def browse(client: httpx.AsyncClient, responses: list[httpx.Response]) -> None:
             await anyio.to_thread.run_sync(called.wait)  # the browser opens, then visits
-            responses.append(await client.get(authorizer.redirect_uri + "?code=c"))
+            responses.append(await client.get(authorizer.redirect_uri + "?code=c&state=s1"))
 
         url, _ = await authorize_while(authorizer, browse)
     assert opened == [AUTHORIZE]
-    assert url.endswith("?code=c")
+    assert url.endswith("?code=c&state=s1")
     assert output.getvalue() == f"Opening a browser to authorize; if none opens, visit:\n  {AUTHORIZE}\n"
 
 
 def test_a_relative_path_is_refused() -> None:
     with pytest.raises(ValueError, match="must start with"):
         LoopbackAuthorizer(path="callback")
+
+
+async def test_without_a_state_any_redirect_with_a_code_is_taken(anyio_backend: str) -> None:
+    async with LoopbackAuthorizer(open_browser=False, output=io.StringIO()) as authorizer:
+
+        async def browse(client: httpx.AsyncClient, responses: list[httpx.Response]) -> None:
+            responses.append(await client.get(authorizer.redirect_uri + "?code=x"))
+
+        url, _ = await authorize_while(authorizer, browse, url="https://as.example/authorize?client_id=c")
+    assert url == authorizer.redirect_uri + "?code=x"

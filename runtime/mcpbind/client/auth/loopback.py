@@ -62,8 +62,8 @@ class LoopbackAuthorizer:
     started, the user opens it: the URL is always written to ``output`` (default: standard
     error). ``timeout``: seconds to wait for the redirect, after which the call fails with
     :class:`~mcpbind.oauth.tokens.OAuthError` ``authorization_timeout``. A request for another
-    path gets 404, one on the callback path without ``code`` or ``error`` gets 400, and the wait
-    goes on."""
+    path gets 404, one on the callback path without ``code`` or ``error``, or without the
+    ``state`` of the authorization URL, gets 400, and the wait goes on."""
 
     def __init__(
         self,
@@ -121,6 +121,7 @@ class LoopbackAuthorizer:
         if listener is None:
             raise RuntimeError("LoopbackAuthorizer: enter it (async with) before the flow uses it")
         redirected: list[str] = []
+        state = parse_qs(urlsplit(authorization_url).query).get("state", [None])[0]
         with anyio.move_on_after(self.timeout):
             async with anyio.create_task_group() as group:
 
@@ -136,7 +137,7 @@ class LoopbackAuthorizer:
                     # Browsers open spare connections that may never send a request: each one is
                     # served in its own task, so that an idle one holds up nothing.
                     stream = await listener.accept()
-                    group.start_soon(self._serve, stream, deliver)
+                    group.start_soon(self._serve, stream, deliver, state)
         if not redirected:
             raise OAuthError(
                 "authorization_timeout",
@@ -159,7 +160,7 @@ class LoopbackAuthorizer:
         except webbrowser.Error:
             pass  # the URL was printed: the user opens it
 
-    async def _serve(self, stream: anyio.abc.SocketStream, deliver: _Deliver) -> None:
+    async def _serve(self, stream: anyio.abc.SocketStream, deliver: _Deliver, state: str | None) -> None:
         async with stream:
             with anyio.move_on_after(self.connection_timeout):
                 connection = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_REQUEST)
@@ -170,15 +171,17 @@ class LoopbackAuthorizer:
                     return
                 if request is None:
                     return
-                redirected = self._answer(request)
+                redirected = self._answer(request, state)
                 await _respond(stream, connection, redirected[1])
                 if redirected[0] is not None:
                     deliver(redirected[0])
 
     def _answer(
-        self, request: h11.Request
+        self, request: h11.Request, state: str | None
     ) -> tuple[str | None, tuple[int, bytes, list[tuple[bytes, bytes]]]]:
-        """The redirect URL (None when this request is not the redirect) and the response."""
+        """The redirect URL (None when this request is not the redirect) and the response. With
+        a ``state`` in the authorization URL, only a redirect carrying it is taken: an answer to an
+        earlier authorization (a reloaded page) or one another local program made up is not."""
         target = request.target.decode("ascii", "replace")
         parts = urlsplit(target)
         if request.method != b"GET":
@@ -186,6 +189,9 @@ class LoopbackAuthorizer:
         if parts.path != self.path:
             return None, _page(404, "Not found", "This is the redirect endpoint of an authorization.")
         query = parse_qs(parts.query)
+        if state is not None and query.get("state") != [state]:
+            text = "This redirect belongs to no authorization in progress here."
+            return None, _page(400, "Bad request", text)
         if "error" in query:
             reason = query["error"][0]
             text = f"The authorization server answered {reason}. You can close this window."
