@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -179,6 +180,32 @@ def test_bad_auth_options(options: list[str], message: str) -> None:
     )
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_a_redirect_port_in_use() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcpbind",
+                "call",
+                "http://127.0.0.1:9/mcp",
+                "tools/list",
+                "--redirect-port",
+                port,
+            ],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert f"--redirect-port {port}: cannot listen on 127.0.0.1" in done.stderr
 
 
 def test_the_default_token_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -137,6 +138,14 @@ def auth_arguments_error(args: argparse.Namespace) -> str | None:
         return "--client-secret needs --client-id"
     if not 0 <= args.redirect_port <= 65535:
         return f"--redirect-port {args.redirect_port}: not a TCP port"
+    if args.redirect_port and not args.no_auth and not args.client_credentials:
+        try:  # a port taken is said now, not as a failure to reach the server
+            with socket.socket() as probe:
+                if sys.platform != "win32":  # as the listener will (a port in TIME_WAIT is free)
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(("127.0.0.1", args.redirect_port))
+        except OSError as exc:
+            return f"--redirect-port {args.redirect_port}: cannot listen on 127.0.0.1 ({exc.strerror})"
     return None
 
 
