@@ -186,8 +186,8 @@ def conformance(session: nox.Session) -> None:
         if line.startswith("export ")
     )
     node, suite, loopback = tools["N22"], tools["CONF"], tools["LOOP"]
-    # hypercorn: what serve_http runs on trio.
-    session.install(".[http,trio]", "hypercorn>=0.17")
+    # hypercorn: what serve_http runs on trio; auth: the client's OAuth scenarios (Authlib).
+    session.install(".[http,trio,auth]", "hypercorn>=0.17")
     python = os.path.join(session.bin, "python")
     results = os.path.join(session.create_tmp(), "conformance-results")
     shutil.rmtree(results, ignore_errors=True)

@@ -42,16 +42,17 @@ class AuthorizationFailed(OAuthError, httpx.HTTPError):
 
 class OAuth(httpx.Auth):
     """Authorization for the MCP server at ``server_url`` (pass it as ``auth=`` to
-    ``Client.connect_url`` or an HTTP transport). ``client_metadata``: what the client says of
-    itself (``redirect_uris`` needed); ``authorize``: takes the user through the authorization
-    URL; ``store``: where tokens and registrations are kept (in memory by default);
-    ``client_metadata_url``: the HTTPS URL of the client's Client ID Metadata Document;
-    ``client_information``: credentials registered beforehand with the authorization server
-    ``client_information_issuer`` (default: the first one they are used with; they are never
-    offered to another); ``scopes``: what to ask for when
+    ``Client.connect_url`` or an HTTP transport).
+
+    ``client_metadata``: what the client says of itself (``redirect_uris`` needed);
+    ``authorize``: takes the user through the authorization URL; ``store``: where tokens and
+    registrations are kept (in memory by default); ``client_metadata_url``: the HTTPS URL of the
+    client's Client ID Metadata Document; ``client_information``: credentials registered
+    beforehand with the authorization server ``client_information_issuer`` (default: the first
+    one they are used with; they are never offered to another); ``scopes``: what to ask for when
     the server's challenge says nothing; ``max_step_ups``: how many times one request may
-    re-authorize for more scopes before :class:`~mcpbind.oauth.tokens.OAuthError`
-    (``insufficient_scope``) is raised.
+    re-authorize for more scopes before it fails with ``insufficient_scope``; ``http_client``:
+    the client for the OAuth requests (not one whose own ``auth`` is this flow).
 
     ::
 
@@ -65,7 +66,9 @@ class OAuth(httpx.Auth):
             ...
 
     Failures come as :class:`AuthorizationFailed` (an ``OAuthError`` and an ``httpx.HTTPError``):
-    the one request fails with a message naming the OAuth error."""
+    the one request fails with a message naming the OAuth error. An authorization that happens
+    inside a request counts against that request's HTTP timeout: an interactive client calls
+    :meth:`login` before connecting, so the user has the time they need."""
 
     requires_request_body = True  # a refused request is sent again
 
