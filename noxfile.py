@@ -159,6 +159,10 @@ CONFORMANCE_CLIENT_SCENARIOS = [
     "auth/resource-mismatch",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    # OAuth without a user (examples/conformance_client.py MACHINE_AUTH_SCENARIOS).
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
 ]
 
 

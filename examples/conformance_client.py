@@ -18,7 +18,8 @@ what that scenario expects over Streamable HTTP and exits 0, or prints why not a
                                          returns the Location), then list the tools and call
                                          the first one; ``MCP_CONFORMANCE_CONTEXT`` carries
                                          pre-registered credentials where the scenario has
-                                         them
+                                         them; client credentials (JWT or secret) and
+                                         cross-app access get their tokens without a user
 
 Other scenarios: exit 2 with a message.
 """
@@ -33,8 +34,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import httpx
 
-from mcpbind.client.auth import OAuth
+from mcpbind.client.auth import ClientCredentials, CrossAppAccess, OAuth
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.oauth.registration import ClientInformation, ClientMetadata
@@ -46,11 +48,13 @@ if sys.version_info < (3, 11):  # pragma: no cover
 
 __all__ = [
     "AUTH_SCENARIOS",
+    "MACHINE_AUTH_SCENARIOS",
     "SCENARIOS",
     "ScenarioFailed",
     "accept_with_defaults",
     "conformance_oauth",
     "defaults_of",
+    "machine_auth",
     "main",
     "run",
 ]
@@ -179,6 +183,36 @@ def conformance_oauth(url: str, context: dict[str, Any]) -> OAuth:
     )
 
 
+# The authorization scenarios without a user: client credentials and cross-app access.
+MACHINE_AUTH_SCENARIOS = (
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
+)
+
+
+def machine_auth(scenario: str, url: str, context: dict[str, Any]) -> httpx.Auth:
+    """The flow of a scenario of ``MACHINE_AUTH_SCENARIOS``, with the credentials of its context."""
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(
+            url,
+            client_id=context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm"),
+        )
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(url, client_id=context["client_id"], client_secret=context["client_secret"])
+    return CrossAppAccess(
+        url,
+        id_token=context["idp_id_token"],
+        idp_client_id=context["idp_client_id"],
+        idp_token_endpoint=context.get("idp_token_endpoint"),
+        idp_issuer=context.get("idp_issuer"),
+        client_id=context["client_id"],
+        client_secret=context["client_secret"],
+    )
+
+
 Scenario = Callable[[RemoteServer], Awaitable[str]]
 
 SCENARIOS: dict[str, tuple[Scenario, Client]] = {
@@ -190,7 +224,7 @@ SCENARIOS: dict[str, tuple[Scenario, Client]] = {
     ),
     "sse-retry": (_sse_retry, Client("mcpbind-conformance-client", "0.1.0")),
 }
-for _name in AUTH_SCENARIOS:
+for _name in AUTH_SCENARIOS + MACHINE_AUTH_SCENARIOS:
     SCENARIOS[_name] = (_list_and_call_first, Client("mcpbind-conformance-client", "0.1.0"))
 
 
@@ -199,9 +233,12 @@ async def run(scenario: str, url: str) -> str:
     from mcpbind.transports.http.client import open_streamable_http
 
     play, client = SCENARIOS[scenario]
-    auth = None
-    if scenario.startswith("auth/"):
-        auth = conformance_oauth(url, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"))
+    auth: httpx.Auth | None = None
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if scenario in MACHINE_AUTH_SCENARIOS:
+        auth = machine_auth(scenario, url, context)
+    elif scenario.startswith("auth/"):
+        auth = conformance_oauth(url, context)
     async with (
         open_streamable_http(url, auth=auth) as transport,
         client.connect(transport, timeout=30) as session,

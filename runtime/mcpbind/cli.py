@@ -9,6 +9,7 @@
     mcpbind call "python server.py" resources/read config://app
     mcpbind call "python server.py" prompts/get review --arg code=x
     mcpbind call http://127.0.0.1:8000/mcp tools/list       # a URL: Streamable HTTP (or legacy SSE)
+    mcpbind call https://example.com/mcp tools/list --no-browser   # signs in (OAuth) on a 401
 
 call prints the JSON result on stdout. --arg k=v values are converted to the types the tool's
 input schema declares (integer, number, boolean, array, object; other values stay strings);
@@ -40,6 +41,12 @@ import anyio
 import msgspec
 
 from mcpbind import __version__
+from mcpbind.client.cli_auth import (
+    SIGN_IN_TIMEOUT,
+    add_auth_arguments,
+    auth_arguments_error,
+    command_line_auth,
+)
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
@@ -62,6 +69,8 @@ _EXTRAS: Final = {
     "sniffio": ("http", "serving over HTTP"),
     "trio": ("trio", "the trio backend"),
     "hypercorn": ("trio", "serving over HTTP on trio"),
+    "authlib": ("auth", "authorizing with OAuth"),
+    "joserfc": ("auth", "authorizing with OAuth"),
 }
 # The methods that take a target, and what it is.
 _TARGETS: Final = {"tools/call": "a tool name", "resources/read": "a URI", "prompts/get": "a prompt name"}
@@ -185,6 +194,8 @@ def _check_call(args: argparse.Namespace) -> None:
         raise CommandError(f"{args.method} needs {_TARGETS[args.method]}", 2)
     if args.timeout <= 0:
         raise CommandError("--timeout takes a positive number of seconds", 2)
+    if (auth_error := auth_arguments_error(args)) is not None:
+        raise CommandError(auth_error, 2)
     args.pairs = _pairs(args.arg or [], "--arg")
     args.headers = _pairs(args.header or [], "--header")
     args.given = {}
@@ -240,14 +251,23 @@ async def _call(session: RemoteServer, args: argparse.Namespace) -> tuple[Any, b
 
 
 @asynccontextmanager
-async def _connect(client: Client, args: argparse.Namespace) -> AsyncIterator[RemoteServer]:
+async def _connect(
+    client: Client, args: argparse.Namespace, deadline: anyio.CancelScope
+) -> AsyncIterator[RemoteServer]:
     server: str = args.server
     if server.startswith(("http://", "https://")):
         # --timeout bounds the whole call; the HTTP client's own timers must not end it sooner.
         limit = args.timeout + 1
-        async with client.connect_url(
-            server, headers=args.headers, http_timeout=limit, sse_read_timeout=max(limit, 300.0)
-        ) as session:
+        async with (
+            command_line_auth(server, args, deadline) as auth,
+            client.connect_url(
+                server,
+                headers=args.headers,
+                auth=auth,
+                http_timeout=limit if auth is None else limit + SIGN_IN_TIMEOUT,  # (a sign-in)
+                sse_read_timeout=max(limit, 300.0),
+            ) as session,
+        ):
             yield session
     else:
         command = shlex.split(server)
@@ -274,7 +294,7 @@ async def _run_call(args: argparse.Namespace) -> int:
     client = Client("mcpbind", __version__, protocol_version=pin, request_timeout=None)
     with anyio.move_on_after(args.timeout) as deadline:
         try:
-            async with _connect(client, args) as session:
+            async with _connect(client, args, deadline) as session:
                 result, failed = await _call(session, args)
         except Exception as exc:
             if anyio.current_time() >= deadline.deadline:  # (the transport closing as it ends)
@@ -429,6 +449,7 @@ def _parser() -> argparse.ArgumentParser:
         default="asyncio",
         help="the client's event loop (default asyncio; trio needs the trio extra)",
     )
+    add_auth_arguments(call)
     return parser
 
 

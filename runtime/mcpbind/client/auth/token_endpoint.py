@@ -58,6 +58,9 @@ def client_authentication(
             headers["Authorization"] = _basic_credentials(client.client_id, client.client_secret)
         else:
             form["client_secret"] = client.client_secret
+    elif method == "private_key_jwt":  # the caller signed the assertion (client/auth/assertion.py)
+        if "client_assertion" not in form:
+            raise OAuthError("invalid_client", "private_key_jwt needs a client_assertion in the form")
     elif method != "none":
         raise OAuthError("invalid_client", f"token endpoint authentication {method!r} is not supported")
     return form, headers
