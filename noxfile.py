@@ -250,7 +250,9 @@ def _conformance_report(session: nox.Session, title: str, folder: str, expected:
 
     latest: dict[str, Path] = {}
     for checks in sorted(Path(folder).rglob("checks.json")):  # timestamps sort: the last run wins
-        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", checks.parent.name).removeprefix("server-")
+        # (auth/* scenarios leave their results one folder deeper: auth/metadata-default-<time>)
+        run = checks.parent.relative_to(folder).as_posix()
+        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", run).removeprefix("server-")
         latest[name] = checks
     bad: list[str] = []
     session.log(f"conformance, {title}:")

@@ -42,15 +42,17 @@ import msgspec
 
 from mcpbind import __version__
 from mcpbind.client.cli_auth import (
-    SIGN_IN_TIMEOUT,
-    add_auth_arguments,
+    add_auth_arguments as add_call_auth_arguments,
+)
+from mcpbind.client.cli_auth import (
     auth_arguments_error,
     command_line_auth,
 )
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
-from mcpbind.server.auth.cli_options import add_auth_arguments, auth_from_arguments
+from mcpbind.server.auth.cli_options import add_auth_arguments as add_serve_auth_arguments
+from mcpbind.server.auth.cli_options import auth_from_arguments
 from mcpbind.server.server import Server
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -264,7 +266,7 @@ async def _connect(
                 server,
                 headers=args.headers,
                 auth=auth,
-                http_timeout=limit if auth is None else limit + SIGN_IN_TIMEOUT,  # (a sign-in)
+                http_timeout=limit,  # (plus a sign-in's time: OAuth.authorization_timeout)
                 sse_read_timeout=max(limit, 300.0),
             ) as session,
         ):
@@ -421,7 +423,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="HTTP: close a connection idle between requests for this long (default 5)",
     )
-    add_auth_arguments(serve)
+    add_serve_auth_arguments(serve)
     call = commands.add_parser("call", help="call a server and print the JSON result")
     call.add_argument("server", help='a URL, or a stdio command quoted as one argument ("python server.py")')
     call.add_argument("method", help=", ".join(_METHODS))
@@ -449,7 +451,7 @@ def _parser() -> argparse.ArgumentParser:
         default="asyncio",
         help="the client's event loop (default asyncio; trio needs the trio extra)",
     )
-    add_auth_arguments(call)
+    add_call_auth_arguments(call)
     return parser
 
 

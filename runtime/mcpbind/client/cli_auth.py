@@ -204,4 +204,5 @@ async def command_line_auth(
             store=store,
             client_information=information,
             scopes=scopes,
+            authorization_timeout=SIGN_IN_TIMEOUT,
         )

@@ -164,3 +164,33 @@ async def test_the_legacy_sse_transport_authorizes_too() -> None:
             assert result.content[0].text == "hello old friend"  # type: ignore[union-attr]
     assert len(world.authorizations) == 1
     assert world.authorizations[0]["resource"] == url
+
+
+async def _slow(world: FakeWorld, url: str, seconds: float) -> str:
+    """The user takes ``seconds`` in the browser."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return await world.authorize(url)
+
+
+@pytest.mark.parametrize("allowed", [30.0, 0.0])
+async def test_the_users_time_in_the_browser_is_added_to_the_requests_time_limit(allowed: float) -> None:
+    world = FakeWorld()
+    async with _protected(world) as (url, _), httpx.AsyncClient(transport=_Routes(world)) as http:
+        auth = OAuth(
+            url,
+            client_metadata=ClientMetadata(redirect_uris=["http://127.0.0.1:9/callback"]),
+            authorize=lambda where: _slow(world, where, 1.5),
+            http_client=http,
+            authorization_timeout=allowed,
+        )
+        connecting = Client("tests", "1.0").connect_url(url, auth=auth, http_timeout=0.5, timeout=10)
+        if allowed:
+            async with connecting as server:
+                result = await server.call_tool("greet", {"name": "patient"})
+                assert result.content[0].text == "hello patient"  # type: ignore[union-attr]
+        else:
+            with pytest.raises(Exception, match=r"within 0\.5 s"):
+                async with connecting:
+                    pass

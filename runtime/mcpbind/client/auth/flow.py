@@ -66,9 +66,9 @@ class OAuth(httpx.Auth):
             ...
 
     Failures come as :class:`AuthorizationFailed` (an ``OAuthError`` and an ``httpx.HTTPError``):
-    the one request fails with a message naming the OAuth error. An authorization that happens
-    inside a request counts against that request's HTTP timeout: an interactive client calls
-    :meth:`login` before connecting, so the user has the time they need."""
+    the one request fails with a message naming the OAuth error. ``authorization_timeout``: how
+    long the user may take to authorize; mcpbind's HTTP transports add it to the time limit of
+    the request being authorized (:meth:`login` authorizes before connecting instead)."""
 
     requires_request_body = True  # a refused request is sent again
 
@@ -85,6 +85,7 @@ class OAuth(httpx.Auth):
         scopes: list[str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_step_ups: int = 2,
+        authorization_timeout: float = 300.0,
     ) -> None:
         if not client_metadata.redirect_uris:
             raise ValueError("client_metadata needs redirect_uris for the authorization code flow")
@@ -103,6 +104,7 @@ class OAuth(httpx.Auth):
         self.client_information_issuer = client_information_issuer
         self.scopes = scopes
         self.max_step_ups = max_step_ups
+        self.authorization_timeout = authorization_timeout
         self._http_client = http_client
         self._lock = anyio.Lock()
         self._discovery: Discovery | None = None

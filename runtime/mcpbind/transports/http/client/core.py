@@ -22,6 +22,7 @@ from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_T
 from mcpbind.protocol.peek import Peeked
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
+from mcpbind.transports.http.client.auth_time import request_time_limit
 from mcpbind.transports.http.client.errors import Failure
 from mcpbind.transports.http.client.headers import ParamHeaders
 from mcpbind.transports.http.client.lanes import CONTROL_CONNECTIONS, DEFAULT_MAX_REQUESTS_IN_FLIGHT
@@ -128,15 +129,16 @@ class TransportCore(QueuedReceive):
     async def _open(self, request: httpx.Request) -> httpx.Response:
         """Send ``request``; the response with its body still unread (close it)."""
         what = f"{request.method} {request.url}"
+        limit = request_time_limit(self._timeout, self._auth)
         try:
-            with anyio.fail_after(self._timeout):
+            with anyio.fail_after(limit):
                 return await self._client.send(
                     request,
                     stream=True,
                     auth=self._auth if self._auth is not None else httpx.USE_CLIENT_DEFAULT,
                 )
         except TimeoutError:
-            raise Failure(REQUEST_TIMEOUT, f"{what}: no response within {self._timeout} s") from None
+            raise Failure(REQUEST_TIMEOUT, f"{what}: no response within {limit} s") from None
         except httpx.TimeoutException as exc:
             raise Failure(REQUEST_TIMEOUT, f"{what} timed out: {exc!r}") from None
         except httpx.HTTPError as exc:

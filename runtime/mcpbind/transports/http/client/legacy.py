@@ -42,6 +42,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
 from mcpbind.protocol.peek import Peeked, peek
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
+from mcpbind.transports.http.client.auth_time import request_time_limit
 from mcpbind.transports.http.client.received import QueuedReceive, Received
 from mcpbind.transports.http.client.sse_parse import SSEDecoder, SSEEvent, SSETooLarge
 
@@ -169,7 +170,7 @@ async def open_legacy_sse(
     send_received, received = anyio.create_memory_object_stream[Received](queue_size)
     try:
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(request_time_limit(timeout, auth)):
                 if auth is None:
                     response = await client.send(request, stream=True)
                 else:
