@@ -23,6 +23,7 @@ from mcpbind.server.broadcast import Broadcasts
 from mcpbind.server.caching import DEFAULT_HINT, CacheHint, encoded_hints
 from mcpbind.server.capabilities import implied_capabilities
 from mcpbind.server.catalog import Catalog
+from mcpbind.server.catalog_view import CatalogView
 from mcpbind.server.completion import CompletionFn, completion_handler
 from mcpbind.server.discover import discover_handler
 from mcpbind.server.handler_objects import handlers_of
@@ -34,9 +35,6 @@ from mcpbind.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from mcpbind.server.handler_objects import HandlerObject
-    from mcpbind.server.prompts import FunctionPrompt
-    from mcpbind.server.resources import FunctionResource, FunctionResourceTemplate
-    from mcpbind.server.tools import FunctionTool
 
 __all__ = ["Server"]
 
@@ -46,7 +44,7 @@ R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
+class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
     """An MCP server: register handlers, then :meth:`run` it over a transport.
 
     Handlers take the method's params struct and a :class:`RequestContext` and return its
@@ -195,63 +193,6 @@ class Server(HandlerRegistry[ToServer, RequestContext], Hosting):
         self.expose_internal_errors = expose_internal_errors
         self.shutdown_grace_period = shutdown_grace_period
         self.max_queued_bytes = max_queued_bytes
-
-    # -- what the decorators registered (the catalog's, live) ----------------------------------
-
-    @property
-    def tools(self) -> dict[str, FunctionTool]:
-        """The tools registered with :meth:`tool`, by name."""
-        return self._catalog.tools
-
-    @tools.setter
-    def tools(self, tools: dict[str, FunctionTool]) -> None:
-        self._catalog.tools = tools
-
-    @property
-    def resources(self) -> dict[str, FunctionResource]:
-        """The resources registered with :meth:`resource`, by URI."""
-        return self._catalog.resources
-
-    @resources.setter
-    def resources(self, resources: dict[str, FunctionResource]) -> None:
-        self._catalog.resources = resources
-
-    @property
-    def resource_templates(self) -> list[FunctionResourceTemplate]:
-        """The resource templates registered with :meth:`resource`, matched in this order (a
-        new list at each change)."""
-        return self._catalog.resource_templates
-
-    @resource_templates.setter
-    def resource_templates(self, templates: list[FunctionResourceTemplate]) -> None:
-        self._catalog.resource_templates = templates
-
-    @property
-    def prompts(self) -> dict[str, FunctionPrompt]:
-        """The prompts registered with :meth:`prompt`, by name."""
-        return self._catalog.prompts
-
-    @prompts.setter
-    def prompts(self, prompts: dict[str, FunctionPrompt]) -> None:
-        self._catalog.prompts = prompts
-
-    @property
-    def page_size(self) -> int:
-        """The most items one page of ``tools/list``, ``resources/list``... holds."""
-        return self._catalog.page_size
-
-    @page_size.setter
-    def page_size(self, page_size: int) -> None:
-        self._catalog.page_size = page_size
-
-    @property
-    def max_uri_length(self) -> int:
-        """The longest URI ``resources/read`` and ``resources/subscribe`` accept."""
-        return self._catalog.max_uri_length
-
-    @max_uri_length.setter
-    def max_uri_length(self, max_uri_length: int) -> None:
-        self._catalog.max_uri_length = max_uri_length
 
     # -- tools from functions ---------------------------------------------------------------
 
