@@ -67,6 +67,12 @@ async def serve_asgi(app: Any, server: ServerName | None = None) -> AsyncIterato
                 config.accesslog = None
                 config.errorlog = None
                 config.graceful_timeout = 1.0
+                # hypercorn closes a connection whose request has not arrived keep_alive_timeout
+                # (5 s) after it was accepted. Client and server share one event loop here; on a
+                # busy 2-core machine, with a hundred connections opening at once, the loop can
+                # be that late, and the client then sees "Server disconnected without sending a
+                # response" for a request the server never read.
+                config.keep_alive_timeout = 60.0
                 if sniffio.current_async_library() == "trio":
                     from hypercorn.trio import serve as trio_serve
 
