@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.redis_harness import RedisServer, running_redis
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
@@ -29,3 +31,18 @@ def pytest_report_header() -> str | None:
     except ImportError:  # nox -s packaging runs its tests before any install of mcpbind
         return None
     return f"mcpbind: the {fastpath.PATH} path ({fastpath.SWITCH}={'1' if fastpath.ENABLED else '0'})"
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """One real Redis for the test session (each xdist worker has its own), on 127.0.0.1."""
+    with running_redis() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The session's Redis, emptied and running: ``redis://127.0.0.1:PORT/0``."""
+    redis_server.start()  # a test before may have stopped it
+    redis_server.flush()
+    return redis_server.url
