@@ -5,8 +5,8 @@ method (``ResourceServerAuth(method_scopes=...)``) and of the tool, prompt or re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import msgspec
 from msgspec import UnsetType
@@ -18,10 +18,29 @@ from mcpbind.server.auth.bearer import challenge_header
 from mcpbind.server.scopes import NO_SCOPES, RequiredScopes
 from mcpbind.transports.http.errors import HttpError
 
-if TYPE_CHECKING:
-    from mcpbind.server.server import Server
 
-__all__ = ["ScopeCheck"]
+class _Template(Protocol):
+    @property
+    def template(self) -> object: ...
+
+    def match(self, uri: str, /) -> Mapping[str, object] | None: ...
+
+
+class ScopedServer(Protocol):
+    """What the check reads of a :class:`~mcpbind.server.server.Server` (a protocol, so that
+    this module does not import the server, which builds the app it runs in)."""
+
+    @property
+    def required_scopes(self) -> RequiredScopes: ...
+
+    @property
+    def resources(self) -> Container[str]: ...
+
+    @property
+    def resource_templates(self) -> Sequence[_Template]: ...
+
+
+__all__ = ["ScopeCheck", "ScopedServer"]
 
 _NO_RULES = RequiredScopes()
 
@@ -34,7 +53,7 @@ class ScopeCheck:
 
     def __init__(
         self,
-        server: Server | None,
+        server: ScopedServer | None,
         method_scopes: Mapping[str, frozenset[str]],
         base: frozenset[str],
         resource_metadata: str,
@@ -64,7 +83,7 @@ class ScopeCheck:
         uri = None if isinstance(params, UnsetType) else params.uri
         needed = self.method_scopes.get(method, NO_SCOPES)
         if self.rules:
-            resources = self.server.resources if self.server is not None else {}
+            resources: Container[str] = self.server.resources if self.server is not None else ()
             needed = needed | self.rules.needed(method, name, uri, resources, self._templates)
         if not needed:
             return
