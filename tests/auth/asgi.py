@@ -109,7 +109,9 @@ async def read_request(scope: Scope, receive: Receive) -> Request | None:
             return None
         if not message.get("more_body", False):
             break
-    query, repeated = _single(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+    query, repeated = _single(
+        parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    )
     headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
     return Request(scope["method"], scope["path"], query, headers, body, frozenset(repeated))
 

@@ -53,7 +53,9 @@ def _redirect_uri(client: Client, query: dict[str, str]) -> str | None:
     return None
 
 
-def _problem(state: AuthorizationServerState, query: dict[str, str], client: Client) -> tuple[str, str] | None:
+def _problem(
+    state: AuthorizationServerState, query: dict[str, str], client: Client
+) -> tuple[str, str] | None:
     """The error to redirect with, if any: (``error``, ``error_description``)."""
     if query.get("response_type") != "code":
         return "unsupported_response_type", "only response_type=code"
@@ -94,7 +96,9 @@ def authorize(state: AuthorizationServerState, request: Request) -> Response:
     problem = _problem(state, query, client)
     if problem is not None:
         error, description = problem
-        return redirect(with_query(redirect_uri, {"error": error, "error_description": description, **answer}))
+        return redirect(
+            with_query(redirect_uri, {"error": error, "error_description": description, **answer})
+        )
     grant = Grant(
         client_id=client.client_id,
         subject=state.user,

@@ -62,7 +62,9 @@ class ClientRegistry:
 
     def add_confidential(self, client_id: str, secret: str, grant_types: list[str] | None = None) -> Client:
         """A client registered beforehand, with a secret (``client_secret_basic`` or ``_post``)."""
-        client = Client(client_id, "client_secret_basic", secret, grant_types=grant_types or ["client_credentials"])
+        client = Client(
+            client_id, "client_secret_basic", secret, grant_types=grant_types or ["client_credentials"]
+        )
         self.clients[client_id] = client
         return client
 

@@ -18,7 +18,9 @@ def introspect(state: AuthorizationServerState, request: Request) -> Response:
     try:
         client = state.clients.authenticate(request, form)
     except ClientError as refused:
-        return oauth_error(refused.error, refused.description, 401, ("www-authenticate", 'Basic realm="introspect"'))
+        return oauth_error(
+            refused.error, refused.description, 401, ("www-authenticate", 'Basic realm="introspect"')
+        )
     if client.secret is None:
         return oauth_error("invalid_client", "only confidential clients may introspect", 401)
     if "token" not in form:

@@ -31,8 +31,7 @@ class SigningKey:
 
     def jwks(self) -> dict[str, Any]:
         """The public JWK Set document (RFC 7517 section 5): this key, without its private part."""
-        document: dict[str, Any] = KeySet([self.key]).as_dict(private=False)
-        return document
+        return dict(KeySet([self.key]).as_dict(private=False))
 
     def sign(self, claims: Mapping[str, Any]) -> str:
         """A compact JWS of ``claims``, with this key's ``kid`` in the header."""

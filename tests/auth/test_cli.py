@@ -25,7 +25,18 @@ TIMEOUT = 60
 
 
 def call(url: str, backend: str, *options: str) -> list[str]:
-    return [sys.executable, "-m", "mcpbind", "call", url, "tools/call", "whoami", "--backend", backend, *options]
+    return [
+        sys.executable,
+        "-m",
+        "mcpbind",
+        "call",
+        url,
+        "tools/call",
+        "whoami",
+        "--backend",
+        backend,
+        *options,
+    ]
 
 
 def tool_text(stdout: str | bytes) -> str:
@@ -70,8 +81,9 @@ async def test_call_signs_in_then_reuses_the_tokens(anyio_backend: str, tmp_path
             assert tool_text(out) == f"alice {client.client_id} mcp"
             assert stat.S_IMODE(store.stat().st_mode) == 0o600
 
-            again = await anyio.run_process(call(protected.url, anyio_backend, "--token-store", str(store)),
-                                            env=child_env(), check=False)
+            again = await anyio.run_process(
+                call(protected.url, anyio_backend, "--token-store", str(store)), env=child_env(), check=False
+            )
             assert again.returncode == 0, again.stderr
             assert tool_text(again.stdout) == f"alice {client.client_id} mcp"
             assert len(auth_server.authorization_requests) == 1
@@ -93,7 +105,9 @@ async def test_call_with_client_credentials(anyio_backend: str) -> None:
             assert auth_server.grant_types_issued() == ["client_credentials"]
 
             env[SECRET_ENV] = "not-it"
-            refused = await anyio.run_process(call(protected.url, anyio_backend, *options), env=env, check=False)
+            refused = await anyio.run_process(
+                call(protected.url, anyio_backend, *options), env=env, check=False
+            )
             assert refused.returncode == 1
             assert b"invalid_client" in refused.stderr
             assert b"not-it" not in refused.stderr

@@ -29,7 +29,9 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 @pytest.mark.parametrize(("algorithm", "path"), [("RS256", ""), ("ES256", "/tenant/a")])
-async def test_first_sign_in_then_the_tokens_are_reused(algorithm: Algorithm, path: str, tmp_path: Path) -> None:
+async def test_first_sign_in_then_the_tokens_are_reused(
+    algorithm: Algorithm, path: str, tmp_path: Path
+) -> None:
     store = FileTokenStore(tmp_path / "tokens.json")
     approver = Approver()
     with anyio.fail_after(TIMEOUT):

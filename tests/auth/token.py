@@ -21,7 +21,9 @@ class _Refused(Exception):
         self.description = description
 
 
-def _scopes(state: AuthorizationServerState, requested: str | None, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
+def _scopes(
+    state: AuthorizationServerState, requested: str | None, allowed: tuple[str, ...] | None
+) -> tuple[str, ...]:
     """The scopes of a token request: those asked for (each supported, and within ``allowed``
     when given), else all of ``allowed``."""
     if requested is None:
@@ -95,7 +97,9 @@ def token(state: AuthorizationServerState, request: Request) -> Response:
         client = state.clients.authenticate(request, form)
     except ClientError as refused:
         headers = (("www-authenticate", 'Basic realm="token"'),) if refused.error == "invalid_client" else ()
-        return oauth_error(refused.error, refused.description, 401 if refused.error == "invalid_client" else 400, *headers)
+        return oauth_error(
+            refused.error, refused.description, 401 if refused.error == "invalid_client" else 400, *headers
+        )
     try:
         grant_type, grant = _grant(state, client, form)
     except _Refused as refused:
