@@ -58,7 +58,7 @@ async def test_introspected_opaque_tokens_and_revocation() -> None:
                 protected.url, auth=oauth_for(protected.url, approver, store)
             ) as remote,
         ):
-            [client] = auth_server.clients.registrations
+            [registration] = auth_server.clients.registrations
             who = text_of(await remote.call_tool("whoami", {}))
             assert who.startswith("alice client-") and who.endswith(" mcp")
             [first] = auth_server.issued
@@ -70,4 +70,4 @@ async def test_introspected_opaque_tokens_and_revocation() -> None:
             assert text_of(await remote.call_tool("whoami", {})) == who
             assert auth_server.grant_types_issued() == ["authorization_code", "refresh_token"]
             assert len(approver.urls) == 1
-            assert client["client_name"] == "mcpbind-e2e"
+            assert registration["client_name"] == "mcpbind-e2e"
