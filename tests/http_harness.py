@@ -36,10 +36,14 @@ def default_server() -> ServerName:
 
 
 @asynccontextmanager
-async def serve_asgi(app: Any, server: ServerName | None = None) -> AsyncIterator[str]:
-    """Run ``app`` until the block ends; yields its base URL, ``http://127.0.0.1:PORT``."""
+async def serve_asgi(
+    app: Any, server: ServerName | None = None, sock: socket.socket | None = None
+) -> AsyncIterator[str]:
+    """Run ``app`` until the block ends; yields its base URL, ``http://127.0.0.1:PORT``.
+    ``sock``: a socket of :func:`loopback_socket` to serve on (for an app that must know its own
+    URL before it is made); by default one is made here. It is closed when the block ends."""
     server = server or default_server()
-    sock = loopback_socket()
+    sock = sock if sock is not None else loopback_socket()
     port = sock.getsockname()[1]
     try:
         async with anyio.create_task_group() as tg:
