@@ -73,7 +73,7 @@ async def test_call_signs_in_through_the_printed_url_then_reuses_the_tokens(
 ) -> None:
     store = tmp_path / "auth" / "tokens.json"
     async with served(code_flow()) as oauth:
-        options = ("--no-browser", "--token-store", str(store), "--scope", "mcp:tools", "--timeout", "3")
+        options = ("--no-browser", "--token-store", str(store), "--scope", "mcp:tools", "--timeout", "6")
         with anyio.fail_after(60):
             process = await anyio.open_process(command(oauth, anyio_backend, *options), env=child_env())
             async with process:
@@ -81,13 +81,13 @@ async def test_call_signs_in_through_the_printed_url_then_reuses_the_tokens(
                 assert url.startswith(f"{oauth.issuer}/authorize?")
                 assert "Open this URL in a browser" in printed
                 # The user takes longer than --timeout to sign in: that time does not count.
-                await anyio.sleep(4)
+                await anyio.sleep(7)
                 async with httpx.AsyncClient(follow_redirects=True) as browser:
                     page = await browser.get(url)  # the server approves and sends it back to the CLI
                 assert page.status_code == 200
                 assert "Authorization complete" in page.text
-                code, out, _ = await finish(process)
-        assert code == 0, out
+                code, out, err = await finish(process)
+        assert code == 0, out + err
         assert json.loads(out)["structuredContent"] == {"result": 5}
         [registration] = oauth.registered.values()
         assert registration["redirect_uris"][0].startswith("http://127.0.0.1:")

@@ -86,8 +86,10 @@ def text_of(result: types.CallToolResult) -> str:
 async def connected(app: Any, path: str = "/mcp", **options: Any) -> AsyncIterator[RemoteServer]:
     async with (
         serve_asgi(app) as base,
+        # Calls wait in the server's queue until the test opens the gate, with no response
+        # head meanwhile: on a loaded machine that can pass the 30 s default of http_timeout.
         Client("t", "1", versions=HANDSHAKE_VERSIONS, request_timeout=None).connect_url(
-            base + path, **options
+            base + path, **({"http_timeout": 300.0} | options)
         ) as session,
     ):
         yield session
