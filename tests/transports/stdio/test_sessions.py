@@ -403,8 +403,9 @@ async def test_reusing_the_id_of_a_just_cancelled_request(server_backend: str) -
         )
         transport = StdioClientTransport(process)
         try:
-            raw = Raw(transport, reply_timeout=1.0)
+            raw = Raw(transport)  # the child's start counts here: a loaded machine takes seconds
             await raw.initialize()
+            raw.reply_timeout = 2.0  # the new request 7 is answered 0.3 s after it arrives, or never
             assert process.stdin is not None
             # One write, so the server reads all three lines at once: request 7, its
             # cancellation, and a new request 7 (the first one is no longer in flight), slow
