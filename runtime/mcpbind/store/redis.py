@@ -55,14 +55,26 @@ def _redacted(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def _redis_errors(group: BaseExceptionGroup[BaseException]) -> RedisError | None:
-    """The first coredis error in ``group`` (nested groups searched), if any."""
+# What a lost connection raises in coredis (its own errors, the socket's, and anyio's streams
+# closed under it).
+_LOST: Final = (
+    RedisError,
+    OSError,
+    TimeoutError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+)
+
+
+def _redis_errors(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The first error of a lost connection in ``group`` (nested groups searched), if any."""
     stack: list[BaseException] = [group]
     while stack:
         item = stack.pop()
         if isinstance(item, BaseExceptionGroup):
             stack.extend(item.exceptions)
-        elif isinstance(item, RedisError):
+        elif isinstance(item, _LOST):
             return item
     return None
 
@@ -161,7 +173,7 @@ class RedisStore:
             ) from None
         except ResponseError:
             raise
-        except (RedisError, OSError) as error:
+        except _LOST as error:
             raise StoreUnavailable(f"Redis at {self.where} is unavailable ({what}): {error}") from error
 
     # -- keys -------------------------------------------------------------------------------
@@ -213,7 +225,7 @@ class RedisStore:
             raise StoreUnavailable(
                 f"Redis at {self.where} is unavailable (subscription to {channel!r}): {error}"
             ) from group
-        except (RedisError, OSError, TimeoutError) as error:
+        except _LOST as error:
             raise StoreUnavailable(
                 f"Redis at {self.where} is unavailable (subscription to {channel!r}): {error}"
             ) from error
