@@ -18,7 +18,8 @@ TEST_DEPS = ["pytest>=8", "anyio>=4.7", "trio>=0.26", "hypothesis>=6.100", "typi
 CODEGEN_DEPS = ["jsonpatch>=1.33", RUFF]
 # 2.17: the private_modules contract.
 IMPORT_LINTER = "import-linter==2.17"
-# HTTP: the client's libraries, both ASGI servers the app is tested under, and the OAuth extra's libraries.
+# HTTP: the client's libraries, both ASGI servers the app is tested under, the OAuth extra's libraries
+# and the Redis extra's.
 HTTP_DEPS = [
     "httpx>=0.28,<1",
     "httpx-sse>=0.4",
@@ -27,6 +28,8 @@ HTTP_DEPS = [
     "sniffio>=1.3",
     "joserfc>=1.1",
     "authlib>=1.6",
+    # The redis extra: the Redis store of workers sharing one Redis.
+    "coredis>=6",
 ]
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3", "fastmcp==4.2.3"]

@@ -123,6 +123,18 @@ class RequestStateSigner:
     def __init__(
         self, key: bytes | None = None, ttl: float = 600.0, clock: Callable[[], float] = time.time
     ) -> None:
+        if not ttl > 0:
+            raise ValueError(f"request_state_ttl must be a positive number of seconds, not {ttl!r}")
+        self._key: bytes | None = None
+        self.use_key(key)
+        self.ttl = ttl
+        # What tells the time of issue and of expiry (Unix seconds): a test may set its own.
+        self.clock = clock
+
+    def use_key(self, key: bytes | None) -> None:
+        """Seal and open tokens with ``key`` from now on (``None``: the process's key); a token
+        sealed with the key before is refused. A server sharing a store takes the store's key
+        this way when it starts serving (see :func:`mcpbind.store.shared_key`)."""
         if key is not None:
             if not isinstance(key, bytes | bytearray):
                 raise TypeError(f"request_state_key must be bytes, not {type(key).__name__}")
@@ -131,12 +143,12 @@ class RequestStateSigner:
                     f"request_state_key must be at least {_MIN_KEY} random bytes, not {len(key)} "
                     "(make one with secrets.token_bytes(32))"
                 )
-        if not ttl > 0:
-            raise ValueError(f"request_state_ttl must be a positive number of seconds, not {ttl!r}")
         self._key = bytes(key) if key is not None else None
-        self.ttl = ttl
-        # What tells the time of issue and of expiry (Unix seconds): a test may set its own.
-        self.clock = clock
+
+    @property
+    def has_own_key(self) -> bool:
+        """Whether a key was given (else the process's random key is used)."""
+        return self._key is not None
 
     def _mac(self, body: bytes) -> bytes:
         key = self._key if self._key is not None else process_key()

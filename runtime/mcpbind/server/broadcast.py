@@ -7,6 +7,10 @@ connection speaking a stateless version gets no plain list change.
 None of it waits for any client: each session's transport takes its copy at once if it can,
 or it waits in a queue of that session (see :meth:`Session.send_soon
 <mcpbind.runtime.session.Session.send_soon>` and :meth:`Session.deliver <mcpbind.runtime.session.Session.deliver>`).
+
+Workers sharing a store tell each other their changes (:mod:`mcpbind.server.fanout`): each
+change raised here is also given to :attr:`Broadcasts.relay`, and the changes of the other
+workers come back through :meth:`Broadcasts.changed_elsewhere`, which delivers them here only.
 """
 
 from __future__ import annotations
@@ -27,6 +31,17 @@ __all__ = ["Broadcasts"]
 
 methods = types.methods
 
+RESOURCES_UPDATED = methods.NOTIFICATIONS_RESOURCES_UPDATED
+# The list changes, by method.
+LIST_CHANGES: dict[str, NotificationSpec[Any, Any]] = {
+    spec.method: spec
+    for spec in (
+        methods.NOTIFICATIONS_TOOLS_LIST_CHANGED,
+        methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+    )
+}
+
 
 class Broadcasts:
     """The sessions a :class:`~mcpbind.server.server.Server` serves and the URIs each subscribed to.
@@ -41,6 +56,9 @@ class Broadcasts:
         self.sessions: set[Session] = set()
         self.subscriptions: dict[Session, set[str]] = {}
         self.listeners = listeners if listeners is not None else Listeners(check_uri)
+        # Told of each change raised here, ``(method, uri or "")``, when the server shares a
+        # store with other workers (never waits).
+        self.relay: Callable[[str, str], None] | None = None
 
     def add(self, session: Session) -> None:
         """Serve ``session``: it gets the broadcasts from now on."""
@@ -66,13 +84,18 @@ class Broadcasts:
 
     async def resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to every session subscribed to ``uri``, and
-        to the listen streams that asked for it."""
-        self.listeners.publish(methods.NOTIFICATIONS_RESOURCES_UPDATED.method, uri)
+        to the listen streams that asked for it (and to the other workers, if any)."""
+        if self.relay is not None:
+            self.relay(RESOURCES_UPDATED.method, uri)
+        await self._updated(uri)
+
+    async def _updated(self, uri: str) -> None:
+        self.listeners.publish(RESOURCES_UPDATED.method, uri)
         params = types.ResourceUpdatedNotificationParams(uri=uri)
         sent = True
         for session, uris in list(self.subscriptions.items()):
             if uri in uris and not session.closed:
-                data = session.connection.notification(methods.NOTIFICATIONS_RESOURCES_UPDATED, params)
+                data = session.connection.notification(RESOURCES_UPDATED, params)
                 sent &= await session.deliver(data)
         if not sent:
             await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
@@ -81,6 +104,8 @@ class Broadcasts:
         """Queue the list change ``spec`` to every session ready for it (never one of a stateless
         version: its connection is never ready), and to the listen streams, from synchronous code."""
         self.listeners.publish(spec.method)
+        if self.relay is not None:
+            self.relay(spec.method, "")
         params = types.NotificationParams()
         for session in list(self.sessions):
             if not session.closed and session.is_ready:
@@ -89,6 +114,11 @@ class Broadcasts:
     async def broadcast(self, spec: NotificationSpec[Any, Any]) -> None:
         """Send the list change ``spec`` to every open session of a handshake version, and to the
         listen streams that asked for it."""
+        if self.relay is not None:
+            self.relay(spec.method, "")
+        await self._changed(spec)
+
+    async def _changed(self, spec: NotificationSpec[Any, Any]) -> None:
         self.listeners.publish(spec.method)
         params = types.NotificationParams()
         sent = True
@@ -97,6 +127,37 @@ class Broadcasts:
                 sent &= await session.deliver(session.connection.notification(spec, params))
         if not sent:
             await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
+
+    async def changed_elsewhere(self, method: str, uri: str = "") -> None:
+        """A change another worker raised (a list change ``method``, or an update of ``uri``):
+        delivered to this worker's sessions and listen streams, and not relayed again. A
+        method that is neither is ignored."""
+        if uri:
+            if method == RESOURCES_UPDATED.method:
+                await self._updated(uri)
+            return
+        spec = LIST_CHANGES.get(method)
+        if spec is not None:
+            await self._changed(spec)
+
+    async def all_changed(self) -> None:
+        """Changes may have been missed (the store carrying the other workers' changes was
+        away): every listen stream, and every session of a handshake version, is told that
+        each list it may watch changed and each resource it subscribed to was updated."""
+        self.listeners.publish_everything()
+        params = types.NotificationParams()
+        for spec in LIST_CHANGES.values():
+            part = spec.method.split("/")[1]  # notifications/<part>/list_changed
+            for session in list(self.sessions):
+                capability = getattr(session.connection.capabilities, part, types.UNSET)
+                declared = getattr(capability, "list_changed", types.UNSET) is True
+                if declared and not session.closed and not session.connection.modern:
+                    await session.deliver(session.connection.notification(spec, params))
+        for session, uris in list(self.subscriptions.items()):
+            for uri in list(uris):
+                if not session.closed:
+                    updated = types.ResourceUpdatedNotificationParams(uri=uri)
+                    await session.deliver(session.connection.notification(RESOURCES_UPDATED, updated))
 
 
 def require_subscribe(ctx: RequestContext) -> None:

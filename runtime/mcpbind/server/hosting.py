@@ -54,7 +54,8 @@ class Hosting:
         """This server's Streamable HTTP transport as an ASGI application, to mount in any ASGI
         server (``options``: see :class:`~mcpbind.transports.http.server.StreamableHTTPApp`).
         With ``auth``, behind the OAuth resource server middleware (see
-        :mod:`mcpbind.server.auth`)."""
+        :mod:`mcpbind.server.auth`). With ``store=`` (a :class:`~mcpbind.store.RedisStore`,
+        say), one of several workers sharing it (see :meth:`serving`)."""
         # A downward import (the HTTP app needs only a ServerEndpoint, never this module), made
         # here so that a server that never serves HTTP does not load it.
         from mcpbind.transports.http.server import StreamableHTTPApp
@@ -75,8 +76,8 @@ class Hosting:
         **options: Any,
     ) -> None:
         """Serve over Streamable HTTP at ``http://host:port/mcp`` (uvicorn on asyncio, hypercorn
-        on trio) until cancelled, protected as ``auth`` says if given; needs the ``http``
-        extra."""
+        on trio) until cancelled, protected as ``auth`` says if given, sharing ``store=`` with
+        other workers if given (as for :meth:`http_app`); needs the ``http`` extra."""
         from mcpbind.transports.http.server import serve_http  # (as in http_app)
 
         if auth is not None:

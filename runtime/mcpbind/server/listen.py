@@ -145,6 +145,16 @@ class Listeners:
         for listener in self.listeners:
             listener.offer(method, uri)
 
+    def publish_everything(self) -> None:
+        """Tell every stream that whatever it asked for may have changed (each list change and
+        each URI it listens to): after changes may have been missed (the store that carries
+        other workers' changes was away)."""
+        for listener in self.listeners:
+            for method in listener.kinds:
+                listener.offer(method)
+            for uri in listener.uris:
+                listener.offer(RESOURCES_UPDATED, uri)
+
     # -- ending ---------------------------------------------------------------------------
 
     def end(self, session: Session | None = None) -> list[Listener]:

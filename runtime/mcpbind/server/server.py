@@ -26,10 +26,12 @@ from mcpbind.server.catalog import Catalog
 from mcpbind.server.catalog_view import CatalogView
 from mcpbind.server.completion import CompletionFn, completion_handler
 from mcpbind.server.discover import discover_handler
+from mcpbind.server.fanout import sharing
 from mcpbind.server.handler_objects import handlers_of
 from mcpbind.server.hosting import Hosting
 from mcpbind.server.listen import Listeners
 from mcpbind.server.scopes import RequiredScopes
+from mcpbind.store.base import Store
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
 
@@ -174,6 +176,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
             max_input_rounds,
             request_state_principal,
         )
+        self._own_request_state_key = request_state_key is not None
         self.request_handlers["subscriptions/listen"] = self._listeners.listen
         self.info = types.Implementation(
             name=name,
@@ -564,11 +567,22 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
             await self._listeners.close(timeout=timeout)
 
     @asynccontextmanager
-    async def serving(self) -> AsyncIterator[None]:
+    async def serving(self, store: Store | None = None) -> AsyncIterator[None]:
         """The server serves during the block: its lifespan (``Server(lifespan=...)``) is
         entered, or joined if it is already (see :mod:`mcpbind.runtime.lifespan`). :meth:`run`
         and the ASGI lifespan of :meth:`http_app` do this themselves; use it around several
-        :meth:`run` calls that share one lifespan."""
+        :meth:`run` calls that share one lifespan.
+
+        ``store`` (open): the server is one of the workers sharing it (see
+        :mod:`mcpbind.server.fanout`): its list changes and resource updates reach the other
+        workers' clients and theirs its own, and its ``requestState`` key is the store's
+        (:func:`~mcpbind.store.shared_key`) unless it was given ``request_state_key``.
+        :class:`~mcpbind.store.StoreUnavailable` if the store cannot be reached at start."""
+        if store is not None:
+            signer = None if self._own_request_state_key else self.rounds_policy.signer
+            async with sharing(self._broadcasts, store, signer), self.serving():
+                yield
+            return
         if self._lifespan is None:
             yield
             return

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from mcpbind.protocol.connection import Connection, Delivery
 from mcpbind.runtime.session import Session, Spawn
+from mcpbind.store.base import Store
 from mcpbind.transports.base import Transport
 
 __all__ = ["ServerEndpoint"]
@@ -35,8 +36,8 @@ class ServerEndpoint(Protocol):
     * ``end_session(session)``: end such a session, cancelling its handlers.
     * ``run(transport)``: serve one client over a transport that is read with ``receive()``
       (the legacy app's), until it closes.
-    * ``serving()``: the server serves during the block (its lifespan is entered or joined);
-      each app holds it while it runs.
+    * ``serving(store=None)``: the server serves during the block (its lifespan is entered or
+      joined), one of the workers sharing ``store`` if given; each app holds it while it runs.
     """
 
     @property
@@ -60,4 +61,4 @@ class ServerEndpoint(Protocol):
 
     async def run(self, transport: Transport) -> None: ...
 
-    def serving(self) -> AbstractAsyncContextManager[None]: ...
+    def serving(self, store: Store | None = None) -> AbstractAsyncContextManager[None]: ...

@@ -8,14 +8,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
 
 import anyio
 from msgspec import UnsetType
 
-from mcpbind.protocol.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
+from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.runtime.session import Session
+from mcpbind.store.base import Store
+from mcpbind.store.errors import StoreUnavailable
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan
 from mcpbind.transports.http.body import BodyReader
@@ -38,6 +40,7 @@ __all__ = ["ASSUMED_VERSION", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS"
 log = logging.getLogger("mcpbind.http")
 
 _ALLOW_POST: Final[Headers] = [(b"allow", b"POST")]
+_RETRY_SOON: Final[Headers] = [(b"retry-after", b"1")]
 
 DEFAULT_ALLOWED_HOSTS: Final = LOCALHOST_HOSTS
 DEFAULT_ALLOWED_ORIGINS: Final = LOCALHOST_ORIGINS
@@ -96,6 +99,11 @@ class StreamableHTTPApp(Generic[ServerT]):
     * ``allowed_hosts``, ``allowed_origins``: DNS-rebinding protection (``None``: no check).
     * ``cors_origins``: answer CORS preflights and let these origins (``"*"``: any) read
       responses, ``Mcp-Session-Id`` included; they are allowed by the Origin check too.
+    * ``store``: what the workers serving the same clients share (a
+      :class:`~mcpbind.store.RedisStore`: see :mod:`mcpbind.store`); the app opens it in its
+      ASGI lifespan and serves as one of those workers (see
+      :meth:`Server.serving <mcpbind.server.server.Server.serving>`). A request that needs the
+      store while it is unavailable is answered 503, with a JSON-RPC error saying so.
 
     The last three are those of the
     :class:`~mcpbind.transports.http.security.SecurityMiddleware` the app runs behind.
@@ -125,6 +133,7 @@ class StreamableHTTPApp(Generic[ServerT]):
         allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
         cors_origins: Sequence[str] | None = None,
         authorize: Callable[[bytes], None] | None = None,
+        store: Store | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1 or max_buffered_events < 1 or max_buffered_bytes < 1:
             raise ValueError("limits must be positive")
@@ -133,6 +142,7 @@ class StreamableHTTPApp(Generic[ServerT]):
         if max_body_bytes_in_flight < max_body_size:
             raise ValueError("max_body_bytes_in_flight must be at least max_body_size")
         self.server = server
+        self.store = store
         self.path = path
         self.json_response = json_response
         self.stateless = stateless
@@ -219,7 +229,11 @@ class StreamableHTTPApp(Generic[ServerT]):
         """Run the app's task group (what ASGI lifespan does); on exit every session ends."""
         # The server's lifespan (Server(lifespan=...)) spans the app's: entered before the first
         # session, left after the last one ended.
-        async with self.server.serving(), self._table.run():
+        async with AsyncExitStack() as shared:
+            if self.store is not None:  # opened first, closed last
+                await shared.enter_async_context(self.store)
+            await shared.enter_async_context(self.server.serving(store=self.store))
+            await shared.enter_async_context(self._table.run())
             try:
                 yield self
             finally:
@@ -267,6 +281,10 @@ class StreamableHTTPApp(Generic[ServerT]):
             await send_error(
                 send, problem, self._allow if problem.status == 405 and not problem.headers else EMPTY
             )
+        except StoreUnavailable as lost:
+            log.warning("a request failed, the store being unavailable: %s", lost)
+            unavailable = HttpError(503, INTERNAL_ERROR, f"Service unavailable: {lost}", headers=_RETRY_SOON)
+            await send_error(send, unavailable, EMPTY)
 
     def _on_path(self, scope: Scope) -> bool:
         path: str = scope["path"]

@@ -1,0 +1,38 @@
+"""Stores for the contract tests: the same suite runs against a MemoryStore and a RedisStore
+(on the session's real Redis), on asyncio and trio."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from mcpbind.store import MemoryStore, RedisStore, Store
+
+# Short enough that a test waiting for a lost Redis is quick, long enough for a busy machine.
+TIMEOUT = 1.0
+
+
+@pytest.fixture(params=["memory", "redis"])
+def backend(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+async def stores(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[tuple[Store, Store]]:
+    """Two stores sharing one backend, as two workers see it: the same MemoryStore twice, or two
+    RedisStores (two connection pools) on one Redis."""
+    if backend == "memory":
+        memory = MemoryStore()
+        async with memory:
+            yield memory, memory
+        return
+    url: str = request.getfixturevalue("redis_url")
+    async with RedisStore(url, timeout=TIMEOUT) as one, RedisStore(url, timeout=TIMEOUT) as other:
+        yield one, other
+
+
+@pytest.fixture
+def store(stores: tuple[Store, Store]) -> Store:
+    return stores[0]
