@@ -84,6 +84,12 @@ class _DetailedBase(_TaskFields, kw_only=True, tag_field="status"):
 
     result_type: str | UnsetType = field(name="resultType", default=UNSET)
 
+    @property
+    def status(self) -> TaskStatus:
+        """The task's status (the tag of its shape)."""
+        tag: TaskStatus = self.__struct_config__.tag
+        return tag
+
 
 class WorkingTask(_DetailedBase, kw_only=True, tag="working"):
     """A task in progress."""
