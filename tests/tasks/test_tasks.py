@@ -75,7 +75,7 @@ def make_server(**options: Any) -> tuple[Server, anyio.Event]:
             types.ElicitRequestFormParams(
                 message="Your name?",
                 requested_schema=types.ElicitRequestFormParamsRequestedSchema(
-                    properties={"name": {"type": "string"}}, required=["name"]
+                    properties={"name": types.StringSchema()}, required=["name"]
                 ),
             )
         )
