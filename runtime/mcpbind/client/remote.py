@@ -22,6 +22,7 @@ from mcpbind.client.mrtr import (
 from mcpbind.client.pages import all_pages
 from mcpbind.client.stateless import Stateless, raw_result_spec
 from mcpbind.client.subscriptions import Listener, Subscriptions
+from mcpbind.client.tasks import ToolTask, start_tool
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToServer
 from mcpbind.runtime.session import ProgressCallback, Session
@@ -317,6 +318,29 @@ class RemoteServer:
         if not isinstance(result, types.CallToolResult):
             raise TypeError(f"expected a CallToolResult, got {type(result).__name__}")
         return result
+
+    async def start_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, ttl_ms: int | None = None
+    ) -> ToolTask:
+        """``tools/call`` letting the server run the tool as a task (the tasks extension at a
+        stateless version, 2025-11-25's ``params.task`` with ``ttl_ms`` on a session): a
+        :class:`~mcpbind.client.tasks.ToolTask` to follow, whose ``await task.result()`` is
+        the tool's result (see :mod:`mcpbind.client.tasks`)."""
+        return await start_tool(self, name, arguments, ttl_ms)
+
+    def task(self, task_id: str, poll_interval_ms: int = 1000) -> ToolTask:
+        """The task ``task_id`` (one started earlier, perhaps by another process), to follow."""
+        return ToolTask(self, task_id, poll_interval_ms)
+
+    async def wait_for_task(self, task_id: str) -> types.CallToolResult:
+        """The result of the task ``task_id`` once it ends (see :meth:`ToolTask.result
+        <mcpbind.client.tasks.ToolTask.result>`)."""
+        return await self.task(task_id).result()
+
+    @property
+    def client_capabilities(self) -> Any:
+        """At a stateless version, the capabilities each request declares; else ``None``."""
+        return self._stateless.capabilities if self._stateless is not None else None
 
     async def all_tools(self) -> list[types.Tool]:
         """Every tool, across all pages."""

@@ -49,10 +49,10 @@ REMOVED_METHODS: Final = frozenset(
         "logging/setLevel",
         "resources/subscribe",
         "resources/unsubscribe",
-        "tasks/get",
+        # (``tasks/get`` and ``tasks/cancel`` are the tasks extension's: served where a
+        # handler answers them, see mcpbind.protocol.tasks.)
         "tasks/result",
         "tasks/list",
-        "tasks/cancel",
     }
 )
 
@@ -65,7 +65,9 @@ class Envelope:
 
     ``client_capabilities`` is typed with the handler-facing types (``mcpbind.types``);
     ``log_level`` is ``None`` when the request asked for no log messages (then none are sent
-    for it). ``input_responses`` and ``request_state`` are a multi round-trip retry's
+    for it). ``extensions``: the identifiers of the extensions the request's capabilities
+    declare (``extensions`` of ``clientCapabilities``, which the handler-facing struct lacks).
+    ``input_responses`` and ``request_state`` are a multi round-trip retry's
     (``tools/call``, ``prompts/get``, ``resources/read``), as received: ``None`` when absent.
     """
 
@@ -75,6 +77,7 @@ class Envelope:
     log_level: types.LoggingLevel | None = None
     input_responses: Mapping[str, Any] | None = None
     request_state: str | None = None
+    extensions: frozenset[str] = frozenset()
 
 
 def is_modern_meta(meta: Any) -> bool:
@@ -127,7 +130,9 @@ def read_envelope(
             INVALID_PARAMS,
             f"Invalid params: `params._meta[{LOG_LEVEL!r}]` must be one of {', '.join(_LEVELS)}",
         )
-    return Envelope(version, capabilities, info, level)
+    declared = raw_capabilities.get("extensions") if isinstance(raw_capabilities, dict) else None
+    extensions = frozenset(declared) if isinstance(declared, dict) else frozenset()
+    return Envelope(version, capabilities, info, level, extensions=extensions)
 
 
 def envelope_meta(

@@ -26,7 +26,8 @@ def implied_capabilities(
     ``prompts`` and ``completions`` for the methods of each, ``resources.subscribe`` with
     ``resources/subscribe``, ``logging`` if it ``logs``, and ``listChanged`` for the lists
     (``tools/list``, ``resources/list``, ``prompts/list``) in ``list_changed``: those whose
-    changes clients are told of."""
+    changes clients are told of; ``tasks`` (list, cancel, task-augmented ``tools/call``) with
+    ``tasks/get`` (2025-11-25's tasks, :mod:`mcpbind.server.tasks`)."""
     present = {
         cap
         for method in request_methods
@@ -52,4 +53,13 @@ def implied_capabilities(
         else types.UNSET,
         logging={} if logs else types.UNSET,
         completions={} if "completions" in present else types.UNSET,
+        tasks=types.ServerCapabilitiesTasks(
+            list_={},
+            cancel={},
+            requests=types.ServerCapabilitiesTasksRequests(
+                tools=types.ServerCapabilitiesTasksRequestsTools(call={})
+            ),
+        )
+        if methods.TASKS_GET.method in request_methods
+        else types.UNSET,
     )

@@ -9,7 +9,7 @@ clients of a change is the server's (it knows the sessions), not the catalog's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpbind import types
@@ -47,6 +47,10 @@ class Catalog:
         self.resources: dict[str, FunctionResource] = {}
         self.resource_templates: list[FunctionResourceTemplate] = []
         self.prompts: dict[str, FunctionPrompt] = {}
+        # Calls of tools that may run as tasks, or asked to (mcpbind.server.tasks), when set.
+        self.task_calls: (
+            Callable[[FunctionTool, types.CallToolRequestParams, RequestContext], Awaitable[Any]] | None
+        ) = None
         # method -> (what is answered, "tool", "resource" or "prompt"; its handler). Not
         # ``resources/subscribe`` and ``unsubscribe``: subscriptions are the server's (it knows
         # the sessions), and a handler registered with ``on()`` replaces the built-in one.
@@ -149,12 +153,12 @@ class Catalog:
         page = paginate(self._tool_definitions, params.cursor, self.page_size)
         return types.ListToolsResult(tools=page.items, next_cursor=page.next_cursor)
 
-    async def call_tool(
-        self, params: types.CallToolRequestParams, ctx: RequestContext
-    ) -> types.CallToolResult:
+    async def call_tool(self, params: types.CallToolRequestParams, ctx: RequestContext) -> Any:
         tool = self.tools.get(params.name)
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        if self.task_calls is not None and (tool.task_support is not None or params.task is not types.UNSET):
+            return await self.task_calls(tool, params, ctx)
         return await tool.call(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
 
     async def list_resources(

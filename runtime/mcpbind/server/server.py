@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
@@ -31,6 +31,7 @@ from mcpbind.server.handler_objects import handlers_of
 from mcpbind.server.hosting import Hosting
 from mcpbind.server.listen import Listeners
 from mcpbind.server.scopes import RequiredScopes
+from mcpbind.server.tasks.support import TaskSupport
 from mcpbind.store.base import Store
 from mcpbind.transports.base import Transport
 from mcpbind.versions import SUPPORTED_VERSIONS
@@ -154,6 +155,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         max_input_rounds: int = 8,
         request_state_principal: Callable[[RequestContext], str | None] | None = None,
         max_listen_backlog: int = 1024,
+        tasks: TaskSupport | None = None,
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
@@ -169,7 +171,10 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         self.request_handlers[methods.LOGGING_SET_LEVEL.method] = self._set_level
         # Stateless versions: the caching hints of each cacheable result (checked now).
         self._cache_hints = encoded_hints(cache, cache_hints or {})
-        self.request_handlers["server/discover"] = discover_handler(cache)
+        # Tools run as tasks (``@server.tool(task=...)``): how, and the extensions declared.
+        self.tasks = tasks if tasks is not None else TaskSupport()
+        self.extensions: dict[str, Any] = {}
+        self.request_handlers["server/discover"] = discover_handler(cache, self.extensions)
         # Multi round-trip requests: how their request states are sealed, how many rounds.
         self.rounds_policy = RoundsPolicy(
             RequestStateSigner(request_state_key, request_state_ttl),
@@ -211,6 +216,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         output_schema: Mapping[str, Any] | None = None,
         icons: Sequence[types.Icon] | None = None,
         scopes: Iterable[str] | str | None = None,
+        task: bool | Literal["optional", "required"] = False,
     ) -> Callable[[F], F]:
         """Decorator: make a function (sync or async) a tool; see :mod:`mcpbind.server.tools`.
 
@@ -230,6 +236,9 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         (``title`` since 2025-06-18, ``icons`` since 2025-11-25) and left out for older ones.
         ``scopes``: the OAuth scopes a caller's token needs, checked before the function runs
         (403 otherwise) when the server is protected (:mod:`mcpbind.server.auth`).
+        ``task``: ``True`` or ``"optional"``, it runs as a task when the client can follow
+        one; ``"required"``, only as a task (see :mod:`mcpbind.server.tasks.support`, and
+        ``Server(tasks=TaskSupport(...))`` for the store and limits).
         """
 
         def register(fn: F) -> F:
@@ -246,7 +255,11 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
                 input_schema=input_schema,
                 output_schema=output_schema,
                 icons=icons,
+                task_support="optional" if task is True else (task or None),
             )
+            if made.task_support is not None:
+                self.tasks.attach(self.request_handlers, self.extensions)
+                self._catalog.task_calls = self.tasks.call_tool
             self.required_scopes.set("tool", made.name, scopes)
             self._catalog.add_tool(made)
             self._broadcasts.changed_soon(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
@@ -584,10 +597,11 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
                 yield
             return
         if self._lifespan is None:
-            yield
+            async with self.tasks.serving():
+                yield
             return
         try:
-            async with self._lifespan.serving():
+            async with self._lifespan.serving(), self.tasks.serving():
                 yield
         finally:
             if not self._lifespan.running:  # the lifespan ended: so do the listen streams left

@@ -38,7 +38,7 @@ import logging
 import re
 import types as pytypes
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
@@ -163,6 +163,7 @@ class FunctionTool:
         "meta",
         "name",
         "output_schema",
+        "task_support",
         "title",
     )
 
@@ -178,8 +179,11 @@ class FunctionTool:
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
         icons: Sequence[types.Icon] | None = None,
+        task_support: Literal["optional", "required"] | None = None,
     ) -> None:
         self.fn = fn
+        # Whether it may run as a task (see mcpbind.server.tasks): its execution.taskSupport.
+        self.task_support = task_support
         self.name = name
         self.title = title
         self.icons = list(icons) if icons is not None else None
@@ -235,6 +239,9 @@ class FunctionTool:
             annotations=self.annotations if self.annotations is not None else types.UNSET,
             icons=self.icons if self.icons is not None else types.UNSET,
             meta=self.meta if self.meta is not None else types.UNSET,
+            execution=types.ToolExecution(task_support=self.task_support)
+            if self.task_support is not None
+            else types.UNSET,
         )
 
     async def call(self, arguments: dict[str, Any], ctx: RequestContext) -> types.CallToolResult:

@@ -31,6 +31,8 @@ NAME_HEADER: Final = "mcp-name"
 PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
 _VERSION_KEY: Final = b'"io.modelcontextprotocol/protocolVersion"'
 _NAMED: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+# The tasks extension's methods, whose Mcp-Name is params.taskId.
+_TASK_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 _TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SAFE: Final = re.compile(r"^[\x20-\x7e\t]*$")
 _MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -48,6 +50,7 @@ class _Params(msgspec.Struct):
     name: Any = UNSET
     uri: Any = UNSET
     arguments: Any = UNSET
+    task_id: Any = msgspec.field(name="taskId", default=UNSET)
 
 
 class _Request(msgspec.Struct):
@@ -102,6 +105,8 @@ def stateless_headers(
         return None
     method = request.method
     headers = {"mcp-protocol-version": params.meta.version, METHOD_HEADER: method}
+    if method in _TASK_METHODS and isinstance(params.task_id, str):
+        headers[NAME_HEADER] = encode_value(params.task_id)
     if method in _NAMED:
         name = params.uri if method == "resources/read" else params.name
         if isinstance(name, str):

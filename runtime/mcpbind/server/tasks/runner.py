@@ -1,0 +1,324 @@
+"""Running tasks: :class:`TaskRunner` creates a task's record, runs its work in the server's
+own task group (at most ``max_running`` at once), records how it ended, and carries what it
+asks the client for (``input_required``) and its cancellation.
+
+The record in the :class:`~mcpbind.server.tasks.store.TaskStore` is the truth every worker
+reads. The worker running a task owns it: a heartbeat renews the record's lease every third
+of ``lease`` seconds, and ends the work of a record that was cancelled or dropped (expired)
+meanwhile, wherever that happened. A task still ``working`` (or ``input_required``) whose
+lease ran out lost its worker: whoever reads it next records it ``failed``
+(:meth:`TaskRunner.read`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpbind.server.tasks.store import MemoryTaskStore, TaskRecord, TaskStore, TaskStoreFull
+
+__all__ = ["TaskRunner"]
+
+log = logging.getLogger("mcpbind")
+
+# Called with a task's record after each change of its status (status notifications).
+StatusListener = Callable[[TaskRecord], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class _Local:
+    """A task this worker runs: its cancel scope, and an event set at each change of its
+    record (answers delivered, cancelled, finished), replaced once seen."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    changed: anyio.Event = field(default_factory=anyio.Event)
+    listener: StatusListener | None = None
+    asked: int = 0
+
+    def wake(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+
+class TaskRunner:
+    """Creates and runs the tasks of one server (see the module).
+
+    ``store``: where tasks are kept (a :class:`MemoryTaskStore` by default). ``max_running``:
+    how many tasks this worker runs at once; a request for one more is refused (-32603) until
+    one ends. ``default_ttl_ms``: how long a task is kept from its creation, unless a
+    2025-11-25 client asks for less (never more than ``max_ttl_ms``). ``poll_interval_ms``:
+    the polling interval suggested to clients. ``lease``: seconds a worker vouches for the
+    tasks it runs (renewed every third of it). ``worker_id``: this worker's name in the
+    records (a random one by default). ``clock``: seconds since the epoch (``time.time``).
+    """
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        max_running: int = 32,
+        default_ttl_ms: int = 3_600_000,
+        max_ttl_ms: int = 86_400_000,
+        poll_interval_ms: int = 1000,
+        lease: float = 30.0,
+        worker_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_running < 1:
+            raise ValueError(f"max_running must be at least 1, not {max_running}")
+        if not 0 < default_ttl_ms <= max_ttl_ms:
+            raise ValueError("default_ttl_ms must be positive and at most max_ttl_ms")
+        self.store: TaskStore = store if store is not None else MemoryTaskStore(clock=clock)
+        self.max_running = max_running
+        self.default_ttl_ms = default_ttl_ms
+        self.max_ttl_ms = max_ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.lease = lease
+        self.worker_id = worker_id if worker_id is not None else uuid.uuid4().hex
+        self.clock = clock
+        self._group: anyio.abc.TaskGroup | None = None
+        self._entered = 0
+        self._local: dict[str, _Local] = {}
+
+    @property
+    def running_tasks(self) -> int:
+        """How many tasks this worker runs now."""
+        return len(self._local)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Tasks can be run during the block (the server's ``serving()``): the first block
+        entered opens the task group they run in, the others join it. When the first block
+        ends, the tasks still running are cancelled and recorded ``failed``."""
+        if self._group is not None:
+            self._entered += 1
+            try:
+                yield
+            finally:
+                self._entered -= 1
+            return
+        async with anyio.create_task_group() as group:
+            self._group = group
+            group.start_soon(self._heartbeat)
+            try:
+                yield
+            finally:
+                self._group = None
+                group.cancel_scope.cancel()
+
+    # -- creating and running ------------------------------------------------------------
+
+    async def start(
+        self,
+        work: Callable[[TaskRecord], Awaitable[dict[str, Any]]],
+        *,
+        version: str,
+        requestor: str,
+        ttl_ms: int | None = None,
+        listener: StatusListener | None = None,
+    ) -> TaskRecord:
+        """Create a task (durably: readable once this returns) and start ``work`` on it, which
+        returns the task's result (builtins); an :class:`McpError` it raises fails the task
+        with that error. ``ttl_ms``: the TTL asked for (``None``: the default)."""
+        group = self._group
+        if group is None:
+            raise McpError(INTERNAL_ERROR, "This server runs no tasks now (it is not serving)")
+        if len(self._local) >= self.max_running:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Too many tasks running (this server runs at most {self.max_running}); try again later",
+            )
+        now = self.clock()
+        ttl = self.default_ttl_ms if ttl_ms is None else max(1, min(ttl_ms, self.max_ttl_ms))
+        record = TaskRecord(
+            task_id=str(uuid.uuid4()),
+            status="working",
+            created_at=now,
+            last_updated_at=now,
+            ttl_ms=ttl,
+            poll_interval_ms=self.poll_interval_ms,
+            version=version,
+            requestor=requestor,
+            owner=self.worker_id,
+            lease_expires_at=now + self.lease,
+        )
+        try:
+            await self.store.create(record)
+        except TaskStoreFull as exc:
+            raise McpError(INTERNAL_ERROR, f"Cannot create a task now: {exc}") from None
+        local = self._local[record.task_id] = _Local(listener=listener)
+        group.start_soon(self._run, record, work, local)
+        return record
+
+    async def _run(
+        self, record: TaskRecord, work: Callable[[TaskRecord], Awaitable[dict[str, Any]]], local: _Local
+    ) -> None:
+        task_id = record.task_id
+        changes: dict[str, Any]
+        try:
+            with local.scope:
+                result = await work(record)
+                changes = {"status": "completed", "result": result}
+            if local.scope.cancelled_caught:
+                changes = {"status": "cancelled", "status_message": "The task was cancelled"}
+        except McpError as exc:
+            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+            changes = {"status": "failed", "status_message": exc.message, "error": error}
+        except anyio.get_cancelled_exc_class():
+            message = "The server stopped before the task finished"
+            with anyio.CancelScope(shield=True):
+                await self._finish(task_id, local, _failure(message))
+            raise
+        except Exception as exc:
+            log.exception("task %s failed", task_id)
+            changes = _failure(f"Internal error: {type(exc).__name__}")
+        with anyio.CancelScope(shield=True):
+            await self._finish(task_id, local, changes)
+
+    async def _finish(self, task_id: str, local: _Local, changes: dict[str, Any]) -> None:
+        try:
+            stored = await self.store.get(task_id)
+            if stored is not None and not stored.terminal:
+                final = stored.changed(input_requests=None, input_responses=None, **changes)
+                if await self.store.update(final):
+                    await self._tell(local, final)
+        finally:
+            self._local.pop(task_id, None)
+            local.wake()
+
+    # -- reading and changing records -------------------------------------------------------
+
+    async def read(self, task_id: str, requestor: str) -> TaskRecord:
+        """The record of ``task_id`` for ``requestor`` (-32602 when there is none, it expired,
+        or it is another requestor's), recorded ``failed`` first if its worker is gone."""
+        record = await self.store.get(task_id)
+        if record is None or record.requestor != requestor:
+            raise McpError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {task_id}")
+        if not record.terminal and record.lease_expires_at < self.clock() and task_id not in self._local:
+            lost = record.changed(
+                **_failure("The worker running the task stopped before it finished"),
+                input_requests=None,
+                input_responses=None,
+            )
+            if await self.store.update(lost):
+                return lost
+            return await self.read(task_id, requestor)
+        return record
+
+    async def change(self, record: TaskRecord) -> bool:
+        """Store ``record`` (see :meth:`TaskStore.update`), waking this worker's waiters on it
+        and telling the task's status listener when its status changed."""
+        local = self._local.get(record.task_id)
+        before = await self.store.get(record.task_id) if local is not None else None
+        written = await self.store.update(record)
+        if written and local is not None:
+            local.wake()
+            if before is not None and before.status != record.status:
+                await self._tell(local, record)
+        return written
+
+    async def _tell(self, local: _Local, record: TaskRecord) -> None:
+        if local.listener is None:
+            return
+        try:
+            await local.listener(record)
+        except Exception:  # a client gone, say: status notifications are optional
+            log.debug("status notification for task %s not sent", record.task_id, exc_info=True)
+
+    async def cancel(self, record: TaskRecord) -> TaskRecord:
+        """Record ``record`` (not terminal) ``cancelled`` now and stop its work (here, or on
+        its worker at that one's next heartbeat)."""
+        cancelled = record.changed(
+            status="cancelled",
+            status_message="The task was cancelled by request",
+            input_requests=None,
+            input_responses=None,
+        )
+        local = self._local.get(record.task_id)
+        if await self.store.update(cancelled):
+            if local is not None:
+                local.scope.cancel()
+                await self._tell(local, cancelled)
+            return cancelled
+        found = await self.store.get(record.task_id)
+        return found if found is not None else cancelled
+
+    async def wait_changed(self, task_id: str) -> None:
+        """Wait until the record of ``task_id`` may have changed: its change here, or a poll
+        interval (changes made by other workers are seen by reading again)."""
+        local = self._local.get(task_id)
+        with anyio.move_on_after(self.poll_interval_ms / 1000):
+            if local is not None:
+                await local.changed.wait()
+            else:
+                await anyio.sleep_forever()
+
+    # -- input_required --------------------------------------------------------------------
+
+    async def ask(self, task_id: str, key_word: str, request: dict[str, Any]) -> Any:
+        """Move the task to ``input_required`` asking ``request`` (an embedded request, as
+        builtins) and wait for its answer (delivered by ``tasks/update``): the answer, as
+        received. The task is ``working`` again once it is taken."""
+        local = self._local[task_id]
+        local.asked += 1
+        key = f"{key_word}-{local.asked}"
+        record = await self.store.get(task_id)
+        if record is None or record.terminal:
+            local.scope.cancel()  # cancelled or expired meanwhile
+            await anyio.sleep_forever()
+        assert record is not None
+        await self.change(record.changed(status="input_required", input_requests={key: request}))
+        while True:
+            record = await self.store.get(task_id)
+            if record is None or record.terminal:
+                local.scope.cancel()
+                await anyio.sleep_forever()  # (cancelled)
+            assert record is not None
+            responses = record.input_responses or {}
+            if key in responses:
+                rest = {k: v for k, v in responses.items() if k != key} or None
+                await self.change(record.changed(status="working", input_requests=None, input_responses=rest))
+                return responses[key]
+            await self.wait_changed(task_id)
+
+    async def mark(self, task_id: str, status: str) -> None:
+        """Move a task of this worker to ``status`` (``input_required`` or ``working``) with no
+        embedded requests (2025-11-25: its requests go to the client on the session)."""
+        record = await self.store.get(task_id)
+        if record is not None and not record.terminal and record.status != status:
+            await self.change(record.changed(status=status, input_requests=None))
+
+    # -- the heartbeat ---------------------------------------------------------------------
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await anyio.sleep(self.lease / 3)
+            for task_id, local in list(self._local.items()):
+                record = await self.store.get(task_id)
+                if record is None or record.terminal:
+                    local.scope.cancel()  # cancelled elsewhere, or expired
+                    continue
+                renewed = record.changed(
+                    lease_expires_at=self.clock() + self.lease, last_updated_at=record.last_updated_at
+                )
+                await self.store.update(renewed)
+                local.wake()  # answers delivered through another worker are read again
+
+
+def _failure(message: str) -> dict[str, Any]:
+    return {
+        "status": "failed",
+        "status_message": message,
+        "error": {"code": INTERNAL_ERROR, "message": message},
+    }
