@@ -111,9 +111,10 @@ def worker_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def open_store(url: str) -> Any:
-    """The store at ``url`` (:func:`mcpbind.store.open_store`): an async context manager.
-    ``ValueError`` for a URL it does not take, or when this mcpbind has no stores."""
-    try:  # (imported by name: only --store needs the package, which may be absent)
+    """The store at ``url`` (:func:`mcpbind.store.open_store`), not open yet: the application
+    opens it while it serves. ``ValueError`` for a URL it does not take, or when this mcpbind
+    has no stores."""
+    try:  # (imported by name: only --store needs the package)
         stores = importlib.import_module("mcpbind.store")
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith("mcpbind.store"):
@@ -123,10 +124,8 @@ def open_store(url: str) -> Any:
 
 
 async def serve_http(server: Server, args: argparse.Namespace, store: Any, options: dict[str, Any]) -> None:
-    """Serve ``server`` over HTTP with ``options``, and with ``store`` (:func:`open_store`)
-    if not ``None``, open while serving."""
-    if store is None:
-        await server.run_http(args.host, args.port, **options)
-        return
-    async with store:
-        await server.run_http(args.host, args.port, store=store, **options)
+    """Serve ``server`` over HTTP with ``options``, sharing ``store`` (:func:`open_store`)
+    with the other workers if not ``None``."""
+    if store is not None:
+        options = {**options, "store": store}
+    await server.run_http(args.host, args.port, **options)
