@@ -6,7 +6,7 @@ inherit them, each a ``mcpbind serve`` of the same server on those sockets; the 
 each connection to one of them. It restarts a worker that dies, with a growing delay, gives
 up when workers keep failing to start, and stops them all on SIGINT or SIGTERM. Each worker
 is linked to it (:mod:`.link`): it says when it serves, and stops when the supervisor is
-gone. The command's options for this are in :mod:`.cli_options`.
+gone. What ``mcpbind serve`` does with its options for this is in :mod:`.command`.
 
 Requests of MCP 2026-07-28 need nothing shared between workers, but the streams of
 ``subscriptions/listen`` (which hear only their own worker's changes) and the key protecting

@@ -18,7 +18,8 @@ What it does:
   exiting before they serve, :attr:`RestartPolicy.max_start_failures` times in a row (a server
   file broken since the start, say), stop the supervisor with exit code 1 instead of looping.
 * SIGINT or SIGTERM (or :meth:`Supervisor.stop`): each worker is sent ``stop_signal`` (SIGINT:
-  ``mcpbind serve`` stops quietly on it, on asyncio and trio) and has
+  ``mcpbind serve`` stops quietly on it, on asyncio and trio; a worker still starting gets
+  SIGTERM, which ends it as quietly before it serves) and has
   :attr:`RestartPolicy.stop_timeout` seconds to exit before it is killed (SIGKILL); a second
   request kills them at once. The supervisor then exits with 0.
 * A worker notices when the supervisor is gone (killed with SIGKILL, say) and stops itself.
@@ -181,7 +182,7 @@ class Supervisor:
                 self._act()
             return self._exit_code
         finally:
-            for worker in self._workers:  # (only after an error of the supervisor itself)
+            for worker in list(self._workers):  # (only after an error of the supervisor itself)
                 worker.process.kill()
                 worker.process.wait()
                 self._forget(worker)
@@ -235,8 +236,9 @@ class Supervisor:
             log.info("%s serves", worker)
             if not self._served:
                 self._served = True
-                for slot in range(1, self.count):
-                    self._start(slot)
+                if self._stopping_since is None:
+                    for slot in range(1, self.count):
+                        self._start(slot)
 
     def _reap(self) -> None:
         for worker in list(self._workers):
@@ -249,7 +251,9 @@ class Supervisor:
         """Stop when asked, kill when the time is up, restart when it is time."""
         now = self._clock()
         if self._stop_requests:
-            requests, self._stop_requests[:] = list(self._stop_requests), []
+            requests = []
+            while self._stop_requests:  # (a signal handler may append meanwhile)
+                requests.append(self._stop_requests.pop(0))
             if self._stopping_since is None:
                 self._begin_stop(f"on {_signal_name(requests[0])}")
                 requests = requests[1:]
