@@ -36,9 +36,11 @@ this one (the workers of ``mcpbind serve --workers N``; see :mod:`mcpbind.server
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mcpbind.transports.http.endpoint import ServerEndpoint
@@ -254,7 +256,14 @@ async def serve_trio(
     sockets: Sequence[socket.socket] | None = None,
 ) -> None:
     """Serve ``app`` on hypercorn under trio until cancelled, on ``sockets`` if given (closed
-    at the end), else on sockets bound to ``host`` and ``port``."""
+    at the end), else on sockets bound to ``host`` and ``port``.
+
+    In the main thread, SIGINT and SIGTERM stop it gracefully, as uvicorn does: no new
+    connections, requests in progress have ``graceful_timeout`` to end, the application's
+    lifespan ends; then the signal is raised again (SIGINT: ``KeyboardInterrupt``). Without
+    this, trio's ``KeyboardInterrupt`` strikes whichever task runs, and hypercorn's lifespan
+    may swallow it, leaving the server running."""
+    import trio
     from hypercorn.config import Config
     from hypercorn.trio import serve
 
@@ -272,10 +281,27 @@ async def serve_trio(
     accept_log = logging.getLogger(_TRIO_ACCEPT_LOGGER)
     limit = _RateLimitFilter(limiter or LogRateLimiter())
     accept_log.addFilter(limit)
+    received: list[int] = []
     try:
-        await serve(app, config)
+        with ExitStack() as stack:
+            trigger: Callable[[], Awaitable[None]] | None = None
+            try:
+                signals = stack.enter_context(trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM))
+            except RuntimeError:  # not the main thread: signals are the program's business
+                pass
+            else:
+
+                async def signalled() -> None:
+                    async for signum in signals:
+                        received.append(signum)
+                        return
+
+                trigger = signalled
+            await serve(app, config, shutdown_trigger=trigger)
     finally:
         accept_log.removeFilter(limit)
+    if received:
+        signal.raise_signal(received[0])
 
 
 async def serve_http(
