@@ -67,6 +67,7 @@ class Served:
         self.process = process
         self.log_path = log_path
         self.port = port
+        self._asked = False
 
     @property
     def url(self) -> str:
@@ -92,14 +93,21 @@ class Served:
         serve under each number)."""
         return {int(number): int(pid) for number, pid in _SERVES.findall(self.log())}
 
+    def ask_to_stop(self) -> None:
+        """SIGTERM, once."""
+        if not self._asked and self.process.poll() is None:
+            self._asked = True
+            self.process.send_signal(signal.SIGTERM)
+
     def check_running(self) -> None:
         code = self.process.poll()
         assert code is None, f"mcpbind serve exited with {code}:\n{self.log()}"
 
     def stop(self) -> int:
-        """SIGTERM, then SIGKILL if it does not exit in time; returns its exit code."""
+        """SIGTERM (unless :meth:`stop` was called already), then SIGKILL if it does not exit
+        in time; returns its exit code."""
+        self.ask_to_stop()
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
             try:
                 return self.process.wait(timeout=STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
@@ -174,6 +182,8 @@ def serve(
             _wait_serving(served, workers)
         yield started
     finally:
+        for served in started:  # (together: a graceful stop may take hypercorn a few seconds)
+            served.ask_to_stop()
         for served in started:
             served.stop()
 
