@@ -3,6 +3,7 @@
     mcpbind serve path/to/server.py[:attr]        # or package.module[:attr]; stdio by default
     mcpbind serve server.py --transport http --port 8000    # Streamable HTTP at /mcp
     mcpbind serve server.py --transport http --header-timeout 5 --body-timeout 20
+    mcpbind serve server.py --transport http --workers 4 --store redis://127.0.0.1:6379/0
     mcpbind call "python server.py" tools/list
     mcpbind call "python server.py" tools/call echo --arg text=hello
     mcpbind call "python server.py" tools/call add --json '{"a": 1, "b": 2}'
@@ -16,6 +17,10 @@ input schema declares (integer, number, boolean, array, object; other values sta
 when the server does not list the tool, each value is read as JSON if it parses, else kept as a
 string. --timeout bounds the whole call: starting or reaching the server, initializing, and the
 request.
+
+serve --workers N runs N processes sharing the port under a supervisor, which restarts one that
+dies and stops them all on Ctrl-C or SIGTERM; workers given the same --store (and separate
+serve processes behind a load balancer) share what they need through it.
 
 Exit codes: 0 done; 1 failed (a JSON-RPC error, printed as JSON on stderr; a tool result with
 isError; no answer within --timeout; the server cannot be loaded, reached or served); 2 a bad
@@ -54,6 +59,14 @@ from mcpbind.protocol.errors import McpError
 from mcpbind.server.auth.cli_options import add_auth_arguments as add_serve_auth_arguments
 from mcpbind.server.auth.cli_options import auth_from_arguments
 from mcpbind.server.server import Server
+from mcpbind.server.workers.command import (
+    add_worker_arguments,
+    open_store,
+    serve_http,
+    supervise,
+    worker_arguments_error,
+    worker_options,
+)
 from mcpbind.versions import SUPPORTED_VERSIONS
 
 if sys.version_info < (3, 11):  # pragma: no cover
@@ -73,6 +86,7 @@ _EXTRAS: Final = {
     "hypercorn": ("trio", "serving over HTTP on trio"),
     "authlib": ("auth", "authorizing with OAuth"),
     "joserfc": ("auth", "authorizing with OAuth"),
+    "coredis": ("redis", "a Redis store (--store redis://...)"),
 }
 # The methods that take a target, and what it is.
 _TARGETS: Final = {"tools/call": "a tool name", "resources/read": "a URI", "prompts/get": "a prompt name"}
@@ -325,6 +339,10 @@ def _serve(args: argparse.Namespace) -> int:
         auth = auth_from_arguments(args, f"http://{args.host}:{args.port}{args.path}")
     except ValueError as bad:
         raise CommandError(str(bad), 2) from None
+    if (workers_error := worker_arguments_error(args)) is not None:
+        raise CommandError(workers_error, 2)
+    if args.workers > 1 and args.listen_fd is None:
+        return _supervise(args)
     server = load_server(args.target)
     if args.transport == "stdio":
         server.run_stdio_sync(args.backend)
@@ -339,13 +357,28 @@ def _serve(args: argparse.Namespace) -> int:
             options[name] = getattr(args, name)
     options["auth"] = auth
     try:
-        server.run_http_sync(args.host, args.port, args.backend, **options)
+        store = open_store(args.store) if args.store is not None else None
+    except ValueError as bad:
+        raise CommandError(f"--store {args.store}: {bad}", 2) from None
+    try:
+        options.update(worker_options(args))
+    except ValueError as bad:
+        raise CommandError(f"--listen-fd/--supervisor-fd: {bad}", 2) from None
+    try:
+        anyio.run(serve_http, server, args, store, options, backend=args.backend)
     except BaseException as exc:
         in_use = _leaf(exc, OSError)  # the address is in use, say
         if in_use is None or _leaf(exc, KeyboardInterrupt) is not None:
             raise
         raise CommandError(f"cannot serve on {args.host}:{args.port}: {in_use}") from exc
     return 0
+
+
+def _supervise(args: argparse.Namespace) -> int:
+    try:
+        return supervise(args)
+    except OSError as exc:  # the address is in use, say
+        raise CommandError(f"cannot serve on {args.host}:{args.port}: {exc}") from exc
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
@@ -423,6 +456,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="HTTP: close a connection idle between requests for this long (default 5)",
     )
+    add_worker_arguments(serve)
     add_serve_auth_arguments(serve)
     call = commands.add_parser("call", help="call a server and print the JSON result")
     call.add_argument("server", help='a URL, or a stdio command quoted as one argument ("python server.py")')
@@ -458,6 +492,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     args = _parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # (what a supervisor's workers run)
     try:
         if args.command == "serve":
             return _serve(args)

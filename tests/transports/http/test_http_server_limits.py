@@ -26,7 +26,8 @@ import pytest
 from mcpbind.server.server import Server
 from mcpbind.transports.http.events import MemoryEventStore
 from mcpbind.transports.http.server import HttpSessionTransport, StreamableHTTPApp, serve_http
-from mcpbind.transports.http.server.embedded import LogRateLimiter, _Listener
+from mcpbind.transports.http.server.embedded import LogRateLimiter
+from mcpbind.transports.http.server.listeners import Listener
 from tests import http_server_helpers as helpers
 from tests.harness import child_env
 from tests.http_harness import ServerName, loopback_socket
@@ -633,7 +634,7 @@ def test_a_listener_out_of_descriptors_fails_once_per_pause() -> None:
     scheduling a retry for each failure: the listening socket fails once, then reports nothing
     to accept, which ends the loop."""
 
-    class Starved(_Listener):
+    class Starved(Listener):
         __slots__ = ()
 
         def _accept(self) -> tuple[int, Any]:

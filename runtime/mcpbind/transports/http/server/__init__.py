@@ -110,7 +110,8 @@ resumption), :mod:`.stateless` (stateless mode), :mod:`.modern` and :mod:`.mirro
 2026-07-28 requests, and checking their headers), :mod:`.delivery` (what each mode can carry),
 :mod:`.polling` (:func:`close_sse_stream`), :mod:`.request` and :mod:`.sse_response` (reading a
 request, writing an SSE response), :mod:`.embedded` (:func:`serve_http` on uvicorn or
-hypercorn). Shared with the legacy HTTP+SSE server, in :mod:`mcpbind.transports.http`:
+hypercorn) and :mod:`.listeners` (the sockets it listens on: bound, or inherited from a
+process sharing them among workers). Shared with the legacy HTTP+SSE server, in :mod:`mcpbind.transports.http`:
 ``security`` (Host/Origin/CORS middleware), ``body``, ``media_types``, ``errors``,
 ``disconnect``, ``sse`` and ``sse_encode``, ``events``, ``header_values`` and
 ``param_headers`` (the headers 2026-07-28 mirrors from a request's body).

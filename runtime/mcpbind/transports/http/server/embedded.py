@@ -24,23 +24,28 @@ Out of file descriptors, the accept loops log an error with a traceback per fail
 trio's ten a second, asyncio's (CPython 3.11) thousands, since it goes on calling ``accept()``
 up to ``backlog`` times after the first failure and schedules a retry for each (whose
 callbacks fail again, and log again, when the server closes). Here uvicorn listens on
-sockets of :class:`_Listener`, whose ``accept()`` fails once per burst and then reports
-nothing to accept, which ends asyncio's loop; and what is still logged goes through a
-:class:`LogRateLimiter` (once per 10 s, with a count of the rest) while the server runs.
+sockets of :class:`~mcpbind.transports.http.server.listeners.Listener`, whose ``accept()``
+fails once per burst and then reports nothing to accept, which ends asyncio's loop; and what is
+still logged goes through a :class:`LogRateLimiter` (once per 10 s, with a count of the rest)
+while the server runs.
+
+The listening sockets are bound here, or given: sockets another process bound and shares with
+this one (the workers of ``mcpbind serve --workers N``; see :mod:`mcpbind.server.workers`).
 """
 
 from __future__ import annotations
 
-import errno
 import logging
-import os
+import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.server.app import StreamableHTTPApp
+from mcpbind.transports.http.server.listeners import bind_listeners
 
 if TYPE_CHECKING:
     import asyncio  # (imported where used: an app served elsewhere does not load it)
@@ -53,10 +58,6 @@ log = logging.getLogger("mcpbind.http")
 MAX_HEADER_SIZE: Final = 16 * 1024
 
 _ACCEPT_ERROR: Final = "socket.accept() out of system resource"  # asyncio's message
-# What accept() fails with when the process or the system is out of something (asyncio's list).
-_OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-# After such a failure, accept() reports nothing to accept for this long (asyncio retries in 1 s).
-_ACCEPT_PAUSE: Final = 0.5
 _TRIO_ACCEPT_LOGGER: Final = "trio.serve_listeners"
 # What the request-head timer uses of uvicorn's HTTP protocol instances (see _uvicorn_protocol).
 _UVICORN_INTERNALS: Final = ("cycle", "loop", "transport")
@@ -145,49 +146,6 @@ def _limit_asyncio_accept_errors(limiter: LogRateLimiter) -> Callable[[], None]:
     return undo
 
 
-class _Listener(socket.socket):
-    """A listening socket whose ``accept()``, out of descriptors, fails once and then, for
-    :data:`_ACCEPT_PAUSE` seconds, says there is nothing to accept (which ends the accept loop
-    of asyncio's selector event loop after one error and one scheduled retry)."""
-
-    __slots__ = ("_failed_at",)
-
-    def __init__(self, family: int, kind: int, proto: int) -> None:
-        super().__init__(family, kind, proto)
-        self._failed_at = -float("inf")
-
-    def accept(self) -> tuple[socket.socket, Any]:
-        try:
-            return super().accept()
-        except OSError as exc:
-            if exc.errno not in _OUT_OF_RESOURCES:
-                raise
-            now = time.monotonic()
-            if now - self._failed_at < _ACCEPT_PAUSE:
-                raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN)) from exc
-            self._failed_at = now
-            raise
-
-
-def _listen(host: str, port: int) -> list[socket.socket]:
-    """Sockets bound to every address of ``host`` (as ``loop.create_server`` binds them)."""
-    found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    sockets: list[socket.socket] = []
-    try:
-        for family, kind, proto, _, address in dict.fromkeys(found):
-            listener = _Listener(family, kind, proto)
-            sockets.append(listener)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
-                listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            listener.bind(address)
-    except BaseException:
-        for sock in sockets:
-            sock.close()
-        raise
-    return sockets
-
-
 def _uvicorn_protocol(header_timeout: float) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol (httptools if installed, else h11) with a request-head timer."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
@@ -258,8 +216,10 @@ async def serve_asyncio(
     header_timeout: float | None,
     keep_alive_timeout: float,
     limiter: LogRateLimiter | None = None,
+    sockets: Sequence[socket.socket] | None = None,
 ) -> None:
-    """Serve ``app`` on uvicorn until cancelled."""
+    """Serve ``app`` on uvicorn until cancelled, on ``sockets`` if given (closed at the end),
+    else on sockets bound to ``host`` and ``port``."""
     import uvicorn
 
     config = uvicorn.Config(
@@ -271,7 +231,7 @@ async def serve_asyncio(
         h11_max_incomplete_event_size=MAX_HEADER_SIZE,
         http=_uvicorn_protocol(header_timeout) if header_timeout is not None else "auto",
     )
-    sockets = _listen(host, port)
+    sockets = list(sockets) if sockets is not None else bind_listeners(host, port)
     undo = _limit_asyncio_accept_errors(limiter or LogRateLimiter())
     try:
         for sock in sockets:
@@ -293,15 +253,25 @@ async def serve_trio(
     header_timeout: float | None,
     keep_alive_timeout: float,
     limiter: LogRateLimiter | None = None,
+    sockets: Sequence[socket.socket] | None = None,
 ) -> None:
-    """Serve ``app`` on hypercorn under trio until cancelled."""
+    """Serve ``app`` on hypercorn under trio until cancelled, on ``sockets`` if given (closed
+    at the end), else on sockets bound to ``host`` and ``port``.
+
+    In the main thread, SIGINT and SIGTERM stop it gracefully, as uvicorn does: no new
+    connections, requests in progress have ``graceful_timeout`` to end, the application's
+    lifespan ends; then the signal is raised again (SIGINT: ``KeyboardInterrupt``). Without
+    this, trio's ``KeyboardInterrupt`` strikes whichever task runs, and hypercorn's lifespan
+    may swallow it, leaving the server running."""
+    import trio
     from hypercorn.config import Config
     from hypercorn.trio import serve
 
     config = Config()
     # Bound here, so that an address in use fails as plainly as on asyncio; hypercorn owns
     # (and closes) the descriptors from now on.
-    config.bind = [f"fd://{sock.detach()}" for sock in _listen(host, port)]
+    listeners = sockets if sockets is not None else bind_listeners(host, port)
+    config.bind = [f"fd://{sock.detach()}" for sock in listeners]
     config.accesslog = None
     config.graceful_timeout = 3.0
     # One timer covers the wait for a request head and the idle time between requests.
@@ -311,10 +281,27 @@ async def serve_trio(
     accept_log = logging.getLogger(_TRIO_ACCEPT_LOGGER)
     limit = _RateLimitFilter(limiter or LogRateLimiter())
     accept_log.addFilter(limit)
+    received: list[int] = []
     try:
-        await serve(app, config)
+        with ExitStack() as stack:
+            trigger: Callable[[], Awaitable[None]] | None = None
+            try:
+                signals = stack.enter_context(trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM))
+            except RuntimeError:  # not the main thread: signals are the program's business
+                pass
+            else:
+
+                async def signalled() -> None:
+                    async for signum in signals:
+                        received.append(signum)
+                        return
+
+                trigger = signalled
+            await serve(app, config, shutdown_trigger=trigger)
     finally:
         accept_log.removeFilter(limit)
+    if received:
+        signal.raise_signal(received[0])
 
 
 async def serve_http(
@@ -326,6 +313,8 @@ async def serve_http(
     header_timeout: float | None = 10.0,
     keep_alive_timeout: float = 5.0,
     wrap: Callable[[StreamableHTTPApp[ServerEndpoint]], Any] | None = None,
+    sockets: Sequence[socket.socket] | None = None,
+    ready: Callable[[], None] | None = None,
     **app_options: Any,
 ) -> None:
     """Serve over Streamable HTTP at ``http://host:port/mcp`` until cancelled: on uvicorn under
@@ -343,6 +332,13 @@ async def serve_http(
     (out of file descriptors) are logged once per 10 s, with a count of those left out (see
     the module's docstring). ``wrap``: ASGI middleware to serve the app behind (given the app,
     it returns the application served: an authorization middleware, say).
+
+    ``sockets``: listening sockets to serve on instead of binding ``host`` and ``port`` (say,
+    sockets inherited from a process that shares them among several workers; see
+    :func:`~mcpbind.transports.http.server.listeners.adopt_listeners`); they are closed at the
+    end. ``host`` still decides the default ``allowed_hosts``. ``ready``: called once the
+    application has started (its ASGI lifespan startup is complete), when the server is about
+    to accept connections.
     """
     import sniffio
 
@@ -358,5 +354,32 @@ async def serve_http(
             app_options["allowed_hosts"] = None
         app = StreamableHTTPApp(server_or_app, **app_options)
     served = app if wrap is None else wrap(app)
+    if ready is not None:
+        served = _announcing_startup(served, ready)
     serve = serve_trio if running == "trio" else serve_asyncio
-    await serve(served, host, port, header_timeout=header_timeout, keep_alive_timeout=keep_alive_timeout)
+    await serve(
+        served,
+        host,
+        port,
+        header_timeout=header_timeout,
+        keep_alive_timeout=keep_alive_timeout,
+        sockets=sockets,
+    )
+
+
+def _announcing_startup(app: Any, ready: Callable[[], None]) -> Callable[..., Awaitable[None]]:
+    """``app``, calling ``ready()`` once it has told the server its lifespan startup is complete."""
+
+    async def announcing(scope: Any, receive: Any, send: Callable[[Any], Awaitable[None]]) -> None:
+        if scope["type"] != "lifespan":
+            await app(scope, receive, send)
+            return
+
+        async def watched(message: Any) -> None:
+            await send(message)
+            if message["type"] == "lifespan.startup.complete":
+                ready()
+
+        await app(scope, receive, watched)
+
+    return announcing
