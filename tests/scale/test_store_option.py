@@ -19,7 +19,6 @@ from tests.harness import child_env
 from tests.scale.clients import NAME, connected, retrying
 from tests.scale.serving import PID_SERVER, serve
 
-pytest.importorskip("mcpbind.store", reason="mcpbind.store (issue 16's store) is not there yet")
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,6 @@ supervisor it runs (:func:`supervise`), and a worker's side (:func:`worker_optio
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -15,6 +14,8 @@ from typing import Any
 from mcpbind.server.server import Server
 from mcpbind.server.workers.link import WorkerLink
 from mcpbind.server.workers.supervisor import Supervisor, log
+from mcpbind.store import Store
+from mcpbind.store import open_store as open_store_at
 
 __all__ = [
     "add_worker_arguments",
@@ -110,20 +111,15 @@ def worker_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def open_store(url: str) -> Any:
+def open_store(url: str) -> Store:
     """The store at ``url`` (:func:`mcpbind.store.open_store`), not open yet: the application
-    opens it while it serves. ``ValueError`` for a URL it does not take, or when this mcpbind
-    has no stores."""
-    try:  # (imported by name: only --store needs the package)
-        stores = importlib.import_module("mcpbind.store")
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not exc.name.startswith("mcpbind.store"):
-            raise
-        raise ValueError("this mcpbind has no stores (mcpbind.store)") from None
-    return stores.open_store(url)
+    opens it while it serves. ``ValueError`` for a URL it does not take."""
+    return open_store_at(url)
 
 
-async def serve_http(server: Server, args: argparse.Namespace, store: Any, options: dict[str, Any]) -> None:
+async def serve_http(
+    server: Server, args: argparse.Namespace, store: Store | None, options: dict[str, Any]
+) -> None:
     """Serve ``server`` over HTTP with ``options``, sharing ``store`` (:func:`open_store`)
     with the other workers if not ``None``."""
     if store is not None:
