@@ -19,7 +19,6 @@ from tests.harness import child_env
 from tests.scale.clients import NAME, connected, retrying
 from tests.scale.serving import PID_SERVER, serve
 
-
 pytestmark = pytest.mark.anyio
 
 
