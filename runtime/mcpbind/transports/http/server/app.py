@@ -23,7 +23,7 @@ from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespa
 from mcpbind.transports.http.body import BodyReader
 from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.errors import EMPTY, SESSION_NOT_FOUND, HttpError, send_empty, send_error
-from mcpbind.transports.http.events import EventStore, MemoryEventStore
+from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.media_types import accepts, is_json
 from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
 from mcpbind.transports.http.server.delivery import delivery_for
@@ -32,6 +32,7 @@ from mcpbind.transports.http.server.modern import ModernPosts
 from mcpbind.transports.http.server.post import Post, RequestAnswers
 from mcpbind.transports.http.server.request import RequestHead, peek_message, request_id
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
+from mcpbind.transports.http.server.shared_events import default_event_store, worker_stream_tag
 from mcpbind.transports.http.server.stateless import StatelessPosts
 from mcpbind.versions import MODERN_VERSIONS, STREAMABLE_HTTP_ASSUMED_VERSION
 
@@ -77,7 +78,9 @@ class StreamableHTTPApp(Generic[ServerT]):
     * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not;
       what the server declares and can send then shrinks: see :mod:`~mcpbind.transports.http.server`).
     * ``event_store``: where SSE events are kept for resumption (``None``: not resumable, and no
-      priming events); a :class:`~mcpbind.transports.http.events.MemoryEventStore` by default.
+      priming events); by default a :class:`~mcpbind.transports.http.events.MemoryEventStore`,
+      or with a ``store`` a :class:`~mcpbind.transports.http.server.shared_events.StoreEventStore`
+      in it (any worker resumes any stream; events kept ``session_idle_timeout`` seconds).
     * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
     * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
@@ -148,8 +151,10 @@ class StreamableHTTPApp(Generic[ServerT]):
         self.stateless = stateless
         self.get_stream = get_stream and not stateless
         self.event_store: EventStore | None = (
-            (MemoryEventStore() if event_store == "memory" else event_store) if not stateless else None
+            default_event_store(store, session_idle_timeout) if event_store == "memory" else event_store
         )
+        if stateless:
+            self.event_store = None
         self.retry_ms = retry_ms
         self.keepalive_interval = keepalive_interval
         self.max_body_size = max_body_size
@@ -177,6 +182,7 @@ class StreamableHTTPApp(Generic[ServerT]):
             max_buffered_bytes=max_buffered_bytes,
             backlog=backlog,
             retry_ms=retry_ms,
+            stream_tag=worker_stream_tag(store),
         )
         # The open sessions by id (the table's own dictionary).
         self.sessions: dict[str, SessionState] = self._table.sessions

@@ -85,6 +85,7 @@ class SessionTable:
         max_buffered_bytes: int,
         backlog: int,
         retry_ms: int | None,
+        stream_tag: str = "",
     ) -> None:
         self.server = server
         self.delivery = delivery
@@ -96,6 +97,7 @@ class SessionTable:
         self.max_buffered_bytes = max_buffered_bytes
         self.backlog = backlog if delivery.unrelated else 0  # no GET stream would ever take it
         self.retry_ms = retry_ms
+        self.stream_tag = stream_tag
         self.sessions: dict[str, SessionState] = {}
         # Sessions not yet initialized, by id: when each was made (oldest first).
         self._uninitialized: dict[str, float] = {}
@@ -189,6 +191,7 @@ class SessionTable:
             max_buffered_bytes=self.max_buffered_bytes,
             backlog=self.backlog,
             retry_ms=self.retry_ms,
+            stream_tag=self.stream_tag,
         )
         connection = self.server.connection(delivery=self.delivery)
         session = self.server.inline_session(transport, spawn=tg.start_soon, connection=connection)

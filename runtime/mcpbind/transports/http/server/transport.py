@@ -103,6 +103,7 @@ class HttpSessionTransport:
         "protocol_version",
         "retry_ms",
         "session_id",
+        "stream_tag",
     )
 
     # A message for no request never waits for a client (see _unrelated): a server telling
@@ -118,8 +119,12 @@ class HttpSessionTransport:
         max_buffered_bytes: int = 1 << 20,
         backlog: int = 256,
         retry_ms: int | None = None,
+        stream_tag: str = "",
     ) -> None:
         self.session_id = session_id
+        # Put in the id of every stream of this transport (after its "p" or "g"): a worker's
+        # own, where several serve one session (ids unique across them).
+        self.stream_tag = stream_tag
         self.event_store = event_store
         self.max_buffered_events = max_buffered_events
         self.max_buffered_bytes = max_buffered_bytes
@@ -211,7 +216,8 @@ class HttpSessionTransport:
     def open_stream(self, ident: RequestId) -> SseStream:
         """The SSE stream answering request ``ident``."""
         self._next_stream += 1
-        stream = SseStream(f"p{self._next_stream}", ident, self.max_buffered_events, self.max_buffered_bytes)
+        stream_id = f"p{self.stream_tag}{self._next_stream}"
+        stream = SseStream(stream_id, ident, self.max_buffered_events, self.max_buffered_bytes)
         self._routes[ident] = stream
         self._streams[stream.id] = stream
         return stream
@@ -220,7 +226,7 @@ class HttpSessionTransport:
         """A GET stream (not yet taking messages: see :meth:`listen`)."""
         if stream_id is None:
             self._next_stream += 1
-            stream_id = f"g{self._next_stream}"
+            stream_id = f"g{self.stream_tag}{self._next_stream}"
         return SseStream(stream_id, None, self.max_buffered_events, self.max_buffered_bytes)
 
     async def listen(self, stream: SseStream) -> None:
