@@ -33,6 +33,7 @@ from mcpbind.transports.http.server.post import Post, RequestAnswers
 from mcpbind.transports.http.server.request import RequestHead, peek_message, request_id
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
 from mcpbind.transports.http.server.shared_events import default_event_store, worker_stream_tag
+from mcpbind.transports.http.server.shared_sessions import DEFAULT_SESSION_TTL, SharedSessions
 from mcpbind.transports.http.server.stateless import StatelessPosts
 from mcpbind.versions import MODERN_VERSIONS, STREAMABLE_HTTP_ASSUMED_VERSION
 
@@ -81,6 +82,8 @@ class StreamableHTTPApp(Generic[ServerT]):
       priming events); by default a :class:`~mcpbind.transports.http.events.MemoryEventStore`,
       or with a ``store`` a :class:`~mcpbind.transports.http.server.shared_events.StoreEventStore`
       in it (any worker resumes any stream; events kept ``session_idle_timeout`` seconds).
+      With a store, the sessions are kept in it too, and served by any worker (see
+      :mod:`~mcpbind.transports.http.server.shared_sessions`).
     * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
     * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
@@ -183,6 +186,12 @@ class StreamableHTTPApp(Generic[ServerT]):
             backlog=backlog,
             retry_ms=retry_ms,
             stream_tag=worker_stream_tag(store),
+        )
+        # With a store, sessions are kept there too, and any worker serves any of them.
+        self._shared = (
+            SharedSessions(store, self._table, server, ttl=session_idle_timeout or DEFAULT_SESSION_TTL)
+            if store is not None and not stateless
+            else None
         )
         # The open sessions by id (the table's own dictionary).
         self.sessions: dict[str, SessionState] = self._table.sessions
@@ -366,7 +375,9 @@ class StreamableHTTPApp(Generic[ServerT]):
                 )
             state = self._table.new()
         else:
-            state = self._table.find(request.session_id)
+            state = await self._find(request.session_id)
+            if method == "notifications/initialized" and self._shared is not None:
+                await self._shared.initialized(state)
         state.active += 1
         try:
             session = state.session
@@ -402,13 +413,19 @@ class StreamableHTTPApp(Generic[ServerT]):
             except anyio.ClosedResourceError:
                 pass
 
+    async def _find(self, session_id: bytes | None) -> SessionState:
+        """The session a request names (from the store's record, with one)."""
+        if self._shared is not None:
+            return await self._shared.find(session_id)
+        return self._table.find(session_id)
+
     # -- GET ----------------------------------------------------------------------------
 
     async def _get(self, request: RequestHead, receive: Receive, send: Send) -> None:
         if request.accept is None or not accepts(request.accept)[1]:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream")
         self._version(request)
-        state = self._table.find(request.session_id)
+        state = await self._find(request.session_id)
         state.active += 1
         try:
             if request.last_event_id is not None and self.event_store is not None:
@@ -423,7 +440,9 @@ class StreamableHTTPApp(Generic[ServerT]):
 
     async def _delete(self, request: RequestHead, send: Send) -> None:
         self._version(request)
-        state = self._table.find(request.session_id)
+        state = await self._find(request.session_id)
+        if self._shared is not None:
+            await self._shared.delete(state)
         await self._table.close(state)
         with anyio.move_on_after(5):
             await state.session.wait_closed()  # its handlers have unwound

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import anyio
 import anyio.lowlevel
 
+from mcpbind.protocol.errors import INTERNAL_ERROR
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.http._asgi import Headers, Send
-from mcpbind.transports.http.errors import SESSION_NOT_FOUND
+from mcpbind.transports.http.errors import RETRY_AFTER, SESSION_NOT_FOUND
 from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.sse import CLOSE, FINAL, IDLE_TURNS, MESSAGE, SseItem, SseStream
 from mcpbind.transports.http.sse_encode import encode_event, encode_priming, encode_retry
@@ -53,7 +54,7 @@ class JsonWaiter:
     __slots__ = ("answered", "headers", "on_initialize", "send")
 
     def __init__(
-        self, send: Send, headers: Headers, on_initialize: Callable[[bytes], Headers] | None
+        self, send: Send, headers: Headers, on_initialize: Callable[[bytes], Awaitable[Headers | None]] | None
     ) -> None:
         self.send = send
         self.headers = headers
@@ -64,9 +65,17 @@ class JsonWaiter:
         if self.answered:
             return
         self.answered = True
-        headers = [*self.headers, (b"content-length", b"%d" % len(body))]
+        extra: Headers = []
         if self.on_initialize is not None and status == 200:
-            headers += self.on_initialize(body)
+            given = await self.on_initialize(body)
+            if given is not None:
+                extra = given
+            else:  # the session could not be kept
+                status, extra = 503, list(RETRY_AFTER)
+                body = Codec.encode_error(
+                    None, INTERNAL_ERROR, "Service unavailable: the session store is unavailable"
+                )
+        headers = [*self.headers, (b"content-length", b"%d" % len(body)), *extra]
         try:
             await self.send({"type": "http.response.start", "status": status, "headers": headers})
             await self.send({"type": "http.response.body", "body": body})
@@ -207,7 +216,11 @@ class HttpSessionTransport:
         return ident in self._routes
 
     def wait_json(
-        self, ident: RequestId, send: Send, headers: Headers, on_initialize: Callable[[bytes], Headers] | None
+        self,
+        ident: RequestId,
+        send: Send,
+        headers: Headers,
+        on_initialize: Callable[[bytes], Awaitable[Headers | None]] | None,
     ) -> JsonWaiter:
         """Request ``ident``'s response goes straight to ``send`` as JSON, with ``headers``."""
         waiter = self._routes[ident] = JsonWaiter(send, headers, on_initialize)
