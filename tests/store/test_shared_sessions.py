@@ -15,12 +15,15 @@ from typing import Any
 
 import anyio
 import httpx
+import msgspec
 import pytest
 
+from mcpbind import types
 from mcpbind.client.client import Client
 from mcpbind.oauth.access_token import AccessToken
 from mcpbind.runtime.access import current_access_token
 from mcpbind.runtime.context import RequestContext
+from mcpbind.server.elicitation import elicit_form
 from mcpbind.server.server import Server
 from mcpbind.store import RedisStore, Store
 from mcpbind.transports.http.client import open_streamable_http
@@ -30,6 +33,10 @@ from tests.http_server_helpers import ACCEPT_BOTH, sse_events
 pytestmark = pytest.mark.anyio
 
 OLD = "2025-11-25"
+
+
+class Name(msgspec.Struct):
+    name: str
 
 
 def worker(name: str) -> Server:
@@ -51,6 +58,11 @@ def worker(name: str) -> Server:
     async def touch(uri: str) -> str:
         await server.resource_updated(uri)
         return name
+
+    @server.tool()
+    async def who(ctx: RequestContext) -> str:
+        outcome = await elicit_form(ctx, "Your name?", Name)
+        return "nobody" if outcome.value is None else f"hello {outcome.value.name} from {name}"
 
     @server.resource("test://doc")
     def doc() -> str:
@@ -252,3 +264,27 @@ async def test_another_principal_does_not_find_the_session_on_any_worker(redis_u
             assert (await raw(eve, second, where(1), session)).status_code == 404
             assert (await raw(ada, second, where(2), session)).status_code == 200
             assert (await raw(eve, first, where(3), session)).status_code == 404
+
+
+async def test_a_request_to_the_client_is_answered_through_the_other_worker(redis_url: str) -> None:
+    with anyio.fail_after(60):
+        async with two_workers(redis_url) as ((first, second), _):
+            router = Alternating([port_of(first), port_of(second)])
+
+            async def elicit(params: Any, ctx: Any) -> types.ElicitResult:
+                return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+            client = Client(protocol_version=OLD, elicitation=elicit)
+            async with (
+                httpx.AsyncClient(transport=router, timeout=20) as http_client,
+                open_streamable_http(first, http_client=http_client) as http,
+                client.connect(http) as server,
+            ):
+                for _ in range(2):  # a handler on each worker asks
+                    result = await server.call_tool("who", {})
+                    text = result.content[0].text  # type: ignore[union-attr]
+                    assert text.startswith("hello Ada from ")
+            posts = [(method, port) for http_method, method, port in router.sent if http_method == "POST"]
+            calls = [i for i, (method, _) in enumerate(posts) if method == "tools/call"]
+            for i in calls:  # each answer went to the worker that did not ask
+                assert posts[i + 1] == ("", next(p for p in router.ports if p != posts[i][1]))

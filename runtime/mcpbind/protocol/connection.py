@@ -590,6 +590,17 @@ class Connection:
         self._codec = shared_codec(self.role, schema_for(version).methods.BATCHING)
         self.phase = Phase.READY
 
+    def number_requests_from(self, first: int) -> None:
+        """Number the requests this side starts from ``first`` on (workers sharing a session
+        each start from a random number of their own, so that their ids do not meet)."""
+        if first < 1:
+            raise ValueError("request ids start from 1")
+        self._next_id = first - 1
+
+    def awaits_response(self, ident: RequestId) -> bool:
+        """Whether the request ``ident`` this side sent is waiting for its response."""
+        return ident in self._pending
+
     @property
     def next_request_id(self) -> RequestId:
         """The id the next request this side starts will get (read it just before sending,

@@ -249,6 +249,8 @@ class StreamableHTTPApp(Generic[ServerT]):
                 await shared.enter_async_context(self.store)
             await shared.enter_async_context(self.server.serving(store=self.store))
             await shared.enter_async_context(self._table.run())
+            if self._shared is not None:
+                await shared.enter_async_context(self._shared.running())
             try:
                 yield self
             finally:
@@ -384,6 +386,10 @@ class StreamableHTTPApp(Generic[ServerT]):
             if session.closed:
                 raise HttpError(404, SESSION_NOT_FOUND, "Session ended")
             if not is_request:
+                if not isinstance(ident, UnsetType) and ident is not None and isinstance(method, UnsetType):
+                    if self._shared is not None and await self._shared.relayed(state, ident, body):
+                        await send_empty(send, 202, list(state.header))  # (another worker's request)
+                        return
                 await self._accept(session, body, not isinstance(method, UnsetType), send, list(state.header))
                 return
             assert ident is not None and not isinstance(ident, UnsetType)

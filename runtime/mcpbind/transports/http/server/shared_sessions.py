@@ -21,23 +21,38 @@ stopping) leaves both to the other workers.
 A protected app's record names the principal of the access token that opened the session; a
 request with another principal's token does not find it, on any worker (404).
 
+A request a handler sends to the client (sampling, elicitation, roots) may be answered through
+another worker: a response that worker's copy of the session is not waiting for is published
+on the store's ``answers`` channel, which every worker listens to while it runs (reconnecting
+after ``retry_delay`` seconds when the store is away), and fed to the copy that is waiting for
+it. Each worker numbers the requests of its copies from a random number of its own, so that
+the ids of two workers' requests do not meet.
+
 Two workers changing one session's subscriptions at the same moment: the last to write wins.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, Final
 
+import anyio
 import msgspec
+from msgspec import UnsetType
 
 from mcpbind import types
 from mcpbind.protocol.errors import INVALID_REQUEST
+from mcpbind.protocol.peek import peek
+from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.access import current_access_token
 from mcpbind.runtime.context import LOG_LEVELS
 from mcpbind.runtime.session import RequestContext, RequestHandler, Session
 from mcpbind.store.base import Store
+from mcpbind.store.errors import StoreUnavailable
 from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.errors import SESSION_NOT_FOUND, HttpError
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
@@ -52,6 +67,14 @@ DEFAULT_SESSION_TTL: Final = 1800.0
 RECORDED_METHODS: Final = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 _INITIALIZED: Final = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 _MAX_SESSION_ID: Final = 128
+# The store channel (the store adds its prefix) of the responses the client sent to a worker
+# that was not waiting for them.
+ANSWERS: Final = "answers"
+
+
+class _Answer(msgspec.Struct, array_like=True, frozen=True):
+    session: str
+    body: msgspec.Raw
 
 
 class SessionRecord(msgspec.Struct, omit_defaults=True):
@@ -70,6 +93,7 @@ class SessionRecord(msgspec.Struct, omit_defaults=True):
 
 _ENCODER: Final = msgspec.json.Encoder()
 _RECORD: Final = msgspec.json.Decoder(SessionRecord)
+_ANSWER: Final = msgspec.json.Decoder(_Answer)
 _CAPABILITIES: Final = msgspec.json.Decoder(types.ClientCapabilities)
 _INFO: Final = msgspec.json.Decoder(types.Implementation)
 
@@ -80,13 +104,22 @@ class SharedSessions:
     each request naming a session and :meth:`delete` for ``DELETE``; the table tells it of
     each session made and initialized."""
 
-    def __init__(self, store: Store, table: SessionTable, server: ServerEndpoint, *, ttl: float) -> None:
+    def __init__(
+        self,
+        store: Store,
+        table: SessionTable,
+        server: ServerEndpoint,
+        *,
+        ttl: float,
+        retry_delay: float = 1.0,
+    ) -> None:
         if not ttl > 0:
             raise ValueError(f"ttl must be a positive number of seconds, not {ttl!r}")
         self.store = store
         self.table = table
         self.server = server
         self.ttl = ttl
+        self.retry_delay = retry_delay
         # session id -> when its record's time to live was last renewed by this worker
         self._renewed: dict[str, float] = {}
         table.on_new = self._watch
@@ -149,6 +182,7 @@ class SharedSessions:
             if handler is not None:
                 handlers[method] = self._recording(state, handler)
         session.request_handlers = handlers
+        session.connection.number_requests_from(1 + secrets.randbits(48))
 
     def _recording(self, state: SessionState, handler: RequestHandler) -> RequestHandler:
         async def recorded(params: Any, ctx: RequestContext[Any]) -> Any:
@@ -157,6 +191,54 @@ class SharedSessions:
             return result
 
         return recorded
+
+    # -- responses to the requests of other workers ----------------------------------------
+
+    async def relayed(self, state: SessionState, ident: RequestId, body: bytes) -> bool:
+        """Whether the response ``ident`` (``body``) is for a request this worker's copy of the
+        session is not waiting for, and so was published for the others."""
+        if state.session.connection.awaits_response(ident):
+            return False
+        await self.store.publish(ANSWERS, _ENCODER.encode(_Answer(state.id, msgspec.Raw(body))))
+        return True
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Take the responses the other workers relay (see the module's docstring) during the
+        block."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._take_answers)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _take_answers(self) -> None:
+        while True:
+            try:
+                async with self.store.subscribe(ANSWERS) as answers:
+                    async for message in answers:
+                        await self._answered(message)
+            except StoreUnavailable as lost:
+                log.warning("responses relayed by other workers are missed while the store is away: %s", lost)
+            await anyio.sleep(self.retry_delay)
+
+    async def _answered(self, message: bytes) -> None:
+        try:
+            answer = _ANSWER.decode(message)
+            ident = peek(answer.body).id
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            log.warning("dropping an unreadable relayed response")
+            return
+        state = self.table.sessions.get(answer.session)
+        if state is None or isinstance(ident, UnsetType) or ident is None:
+            return
+        session = state.session
+        if not session.closed and session.connection.awaits_response(ident):
+            try:
+                await session.feed(bytes(answer.body))
+            except anyio.ClosedResourceError:
+                pass
 
     # -- reading --------------------------------------------------------------------------
 
