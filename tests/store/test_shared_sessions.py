@@ -288,3 +288,35 @@ async def test_a_request_to_the_client_is_answered_through_the_other_worker(redi
             calls = [i for i, (method, _) in enumerate(posts) if method == "tools/call"]
             for i in calls:  # each answer went to the worker that did not ask
                 assert posts[i + 1] == ("", next(p for p in router.ports if p != posts[i][1]))
+
+
+async def test_a_get_stream_on_one_worker_carries_the_other_workers_requests(redis_url: str) -> None:
+    """JSON responses: a handler's request to the client goes on the session's GET stream,
+    held by the first worker whichever worker runs the handler."""
+    with anyio.fail_after(60):
+        async with AsyncExitStack() as stack:
+            apps, urls = [], []
+            for name in ("A", "B"):
+                store = RedisStore(redis_url, timeout=2.0)
+                app = worker(name).http_app(store=store, json_response=True)
+                apps.append(app)
+                urls.append(await stack.enter_async_context(serve_asgi(app)) + "/mcp")
+            router = Alternating([port_of(url) for url in urls])
+
+            async def elicit(params: Any, ctx: Any) -> types.ElicitResult:
+                return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+            client = Client(protocol_version=OLD, elicitation=elicit)
+            http_client = await stack.enter_async_context(httpx.AsyncClient(transport=router, timeout=20))
+            http = await stack.enter_async_context(open_streamable_http(urls[0], http_client=http_client))
+            server = await stack.enter_async_context(client.connect(http))
+            while not any(state.transport.listening for state in apps[0].sessions.values()):
+                await anyio.sleep(0.01)  # the client's GET stream is open (on the first worker)
+            answered_by = set()
+            for _ in range(2):  # a handler on each worker asks
+                result = await server.call_tool("who", {})
+                text = result.content[0].text  # type: ignore[union-attr]
+                assert text.startswith("hello Ada from ")
+                answered_by.add(text[-1])
+                await server.call_tool("where", {})  # (the next call goes to the other worker)
+            assert answered_by == {"A", "B"}

@@ -200,7 +200,8 @@ class StreamableHTTPApp(Generic[ServerT]):
         )
         answers = RequestAnswers(self._table, keepalive_interval)
         self._answer = answers.json if json_response else answers.sse
-        self._get_streams = GetStreams(self.event_store, keepalive_interval)
+        relays = self._shared.take_relayed if self._shared is not None else None
+        self._get_streams = GetStreams(self.event_store, keepalive_interval, relays)
         self._stateless = StatelessPosts(
             server,
             answers,

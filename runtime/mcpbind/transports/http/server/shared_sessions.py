@@ -28,6 +28,12 @@ after ``retry_delay`` seconds when the store is away), and fed to the copy that 
 it. Each worker numbers the requests of its copies from a random number of its own, so that
 the ids of two workers' requests do not meet.
 
+A message for a GET stream (one related to no request: in JSON-response mode, a handler's
+requests to the client and notifications) that a worker's copy of the session has no GET
+stream for is published on the session's channel ``to:ID``, which the worker holding a GET
+stream of the session listens to while it is open; with none open anywhere it is lost. List
+changes and resource updates are not: every worker's copy hears those through the fan-out.
+
 Two workers changing one session's subscriptions at the same moment: the last to write wins.
 """
 
@@ -42,6 +48,7 @@ from typing import Any, Final
 
 import anyio
 import msgspec
+from anyio.abc import TaskStatus
 from msgspec import UnsetType
 
 from mcpbind import types
@@ -70,6 +77,15 @@ _MAX_SESSION_ID: Final = 128
 # The store channel (the store adds its prefix) of the responses the client sent to a worker
 # that was not waiting for them.
 ANSWERS: Final = "answers"
+# The notifications every worker's copy of a session is told of itself (fan-out): never relayed.
+_HEARD_EVERYWHERE: Final = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    }
+)
 
 
 class _Answer(msgspec.Struct, array_like=True, frozen=True):
@@ -183,6 +199,7 @@ class SharedSessions:
                 handlers[method] = self._recording(state, handler)
         session.request_handlers = handlers
         session.connection.number_requests_from(1 + secrets.randbits(48))
+        state.transport.relay = lambda message: self._relay(state.id, message)
 
     def _recording(self, state: SessionState, handler: RequestHandler) -> RequestHandler:
         async def recorded(params: Any, ctx: RequestContext[Any]) -> Any:
@@ -239,6 +256,44 @@ class SharedSessions:
                 await session.feed(bytes(answer.body))
             except anyio.ClosedResourceError:
                 pass
+
+    # -- messages for the GET stream another worker holds ---------------------------------------
+
+    @staticmethod
+    def channel(session_id: str) -> str:
+        """The store channel of the messages for a session's GET stream."""
+        return f"to:{session_id}"
+
+    async def _relay(self, session_id: str, message: bytes) -> bool:
+        """Publish a message for a GET stream this worker does not hold (False: it stays in
+        the backlog here: a change that every worker's copy of the session hears anyway)."""
+        try:
+            if peek(message).method in _HEARD_EVERYWHERE:
+                return False
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
+        try:
+            await self.store.publish(self.channel(session_id), message)
+        except StoreUnavailable as lost:
+            log.warning("a message for a GET stream stays here, the store being unavailable: %s", lost)
+            return False
+        return True
+
+    async def take_relayed(self, state: SessionState, *, task_status: TaskStatus[None]) -> None:
+        """Beside a GET stream of the session: the messages other workers relay for it go to
+        it (``task_status`` is told once they are taken)."""
+        started = False
+        try:
+            async with self.store.subscribe(self.channel(state.id)) as messages:
+                task_status.started()
+                started = True
+                async for message in messages:
+                    await state.transport.take_relayed(message)
+        except StoreUnavailable as lost:
+            log.warning("a GET stream misses the other workers' messages: %s", lost)
+        finally:
+            if not started:
+                task_status.started()
 
     # -- reading --------------------------------------------------------------------------
 

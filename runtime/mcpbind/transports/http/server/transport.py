@@ -110,6 +110,7 @@ class HttpSessionTransport:
         "max_buffered_bytes",
         "max_buffered_events",
         "protocol_version",
+        "relay",
         "retry_ms",
         "session_id",
         "stream_tag",
@@ -134,6 +135,10 @@ class HttpSessionTransport:
         # Put in the id of every stream of this transport (after its "p" or "g"): a worker's
         # own, where several serve one session (ids unique across them).
         self.stream_tag = stream_tag
+        # With no GET stream here, where a message for a GET stream goes instead of the backlog
+        # (a worker sharing the session with others: to the one holding its GET stream).
+        # (it returns False for a message it leaves to the backlog).
+        self.relay: Callable[[bytes], Awaitable[bool]] | None = None
         self.event_store = event_store
         self.max_buffered_events = max_buffered_events
         self.max_buffered_bytes = max_buffered_bytes
@@ -255,6 +260,17 @@ class HttpSessionTransport:
         if stream.attached and not self._closed:
             self._listeners.append(stream)
 
+    @property
+    def listening(self) -> bool:
+        """Whether a GET stream of this transport takes messages."""
+        return bool(self._listeners)
+
+    async def take_relayed(self, message: bytes) -> None:
+        """A message for a GET stream that another worker relayed: to a GET stream here, or
+        the backlog (never relayed again)."""
+        if not self._closed:
+            await self._unrelated(message, relay=False)
+
     def stop_listening(self, stream: SseStream) -> None:
         stream.detach()
         if stream in self._listeners:
@@ -343,7 +359,7 @@ class HttpSessionTransport:
             idle = 0 if sum(stream.taken for stream in self._listeners) != taken else idle + 1
         return None
 
-    async def _unrelated(self, message: bytes) -> None:
+    async def _unrelated(self, message: bytes, relay: bool = True) -> None:
         """A message for a GET stream. It never waits for a client: it goes to a stream with
         room, else to the first one, whose connection is cut off if it still has no room once
         its writer had a chance to run (its client reconnects, with ``Last-Event-ID`` to get
@@ -353,7 +369,7 @@ class HttpSessionTransport:
             size = len(message)
             target = self._listener_with_room(size) or await self._room_soon(size)
             if not listeners:
-                await self._unrelated(message)  # they went meanwhile: to the backlog
+                await self._unrelated(message, relay)  # they went meanwhile: to the backlog
                 return
             if target is None:
                 target = listeners[0]
@@ -368,6 +384,8 @@ class HttpSessionTransport:
                 target.cut()
                 if target in listeners:
                     listeners.remove(target)
+            return
+        if relay and self.relay is not None and await self.relay(message):
             return
         if self._backlog_size <= 0:
             log.debug("no GET stream: dropping a %d-byte message", len(message))
