@@ -320,3 +320,40 @@ async def test_a_get_stream_on_one_worker_carries_the_other_workers_requests(red
                 answered_by.add(text[-1])
                 await server.call_tool("where", {})  # (the next call goes to the other worker)
             assert answered_by == {"A", "B"}
+
+
+async def test_a_subscription_made_on_another_worker_holds_for_the_get_streams_worker(
+    redis_url: str,
+) -> None:
+    """The subscription is made on the second worker while the first holds the GET stream; an
+    update the second raises reaches the client through the first, which saw no request of the
+    session since."""
+    with anyio.fail_after(60):
+        async with AsyncExitStack() as stack:
+            apps, urls = [], []
+            for name in ("A", "B"):
+                store = RedisStore(redis_url, timeout=2.0)
+                app = worker(name).http_app(store=store)
+                apps.append(app)
+                urls.append(await stack.enter_async_context(serve_asgi(app)) + "/mcp")
+            router = Alternating([port_of(url) for url in urls])
+            updated = anyio.Event()
+
+            async def on_updated(params: Any, ctx: Any) -> None:
+                updated.set()
+
+            client = Client(protocol_version=OLD)
+            client.notification_handlers["notifications/resources/updated"] = on_updated
+            http_client = await stack.enter_async_context(httpx.AsyncClient(transport=router, timeout=20))
+            http = await stack.enter_async_context(open_streamable_http(urls[0], http_client=http_client))
+            server = await stack.enter_async_context(client.connect(http))
+            while not any(state.transport.listening for state in apps[0].sessions.values()):
+                await anyio.sleep(0.01)
+            if router.turn % 2 == 0:
+                await server.call_tool("where", {})  # (the subscription goes to the second)
+            await server.subscribe_resource("test://doc")
+            [held] = apps[0].sessions.values()
+            while "test://doc" not in apps[0].server.subscriptions_of(held.session):
+                await anyio.sleep(0.01)
+            await apps[1].server.resource_updated("test://doc")
+            await updated.wait()

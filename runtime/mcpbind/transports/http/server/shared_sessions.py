@@ -31,7 +31,9 @@ the ids of two workers' requests do not meet.
 A message for a GET stream (one related to no request: in JSON-response mode, a handler's
 requests to the client and notifications) that a worker's copy of the session has no GET
 stream for is published on the session's channel ``to:ID``, which the worker holding a GET
-stream of the session listens to while it is open; with none open anywhere it is lost. List
+stream of the session listens to while it is open; with none open anywhere it is lost. Each
+record written is published there too, so that the copy of the worker holding the GET stream
+is brought up to date at once (its log level and subscriptions). List
 changes and resource updates are not: every worker's copy hears those through the fan-out.
 
 Two workers changing one session's subscriptions at the same moment: the last to write wins.
@@ -74,6 +76,9 @@ DEFAULT_SESSION_TTL: Final = 1800.0
 RECORDED_METHODS: Final = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 _INITIALIZED: Final = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 _MAX_SESSION_ID: Final = 128
+# Starts a message on a session's channel that is its new record, not a message to relay (a
+# JSON-RPC message starts with "{").
+_RECORD_CHANGED: Final = b"record:"
 # The store channel (the store adds its prefix) of the responses the client sent to a worker
 # that was not waiting for them.
 ANSWERS: Final = "answers"
@@ -167,8 +172,12 @@ class SharedSessions:
             subscriptions=sorted(self.server.subscriptions_of(session)),
             owner=_owner(state),
         )
-        await self.store.set(self.key(state.id), _ENCODER.encode(record), ttl=self.ttl)
+        data = _ENCODER.encode(record)
+        await self.store.set(self.key(state.id), data, ttl=self.ttl)
         self._renewed_now(state.id)
+        # The worker holding a GET stream of the session brings its copy up to date at once
+        # (a subscription made elsewhere holds for the updates it hears itself).
+        await self.store.publish(self.channel(state.id), _RECORD_CHANGED + data)
 
     def _renewed_now(self, session_id: str) -> None:
         renewed = self._renewed
@@ -288,12 +297,24 @@ class SharedSessions:
                 task_status.started()
                 started = True
                 async for message in messages:
-                    await state.transport.take_relayed(message)
+                    if message.startswith(_RECORD_CHANGED):
+                        await self._changed(state, message[len(_RECORD_CHANGED) :])
+                    else:
+                        await state.transport.take_relayed(message)
         except StoreUnavailable as lost:
             log.warning("a GET stream misses the other workers' messages: %s", lost)
         finally:
             if not started:
                 task_status.started()
+
+    async def _changed(self, state: SessionState, data: bytes) -> None:
+        """Another worker changed the session's record (to ``data``)."""
+        try:
+            record = _RECORD.decode(data)
+        except msgspec.DecodeError:
+            return
+        if not state.session.closed:
+            await self._update(state, record)
 
     # -- reading --------------------------------------------------------------------------
 
