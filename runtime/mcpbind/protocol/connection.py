@@ -509,6 +509,22 @@ class Connection:
         self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
         self.phase = Phase.READY
 
+    def resume_initialized(self, protocol_version: str, client_info: Any, client_capabilities: Any) -> None:
+        """This new server side takes over a session another process (a worker sharing the
+        client's sessions) initialized at ``protocol_version``, with the client's
+        ``client_info`` and ``client_capabilities``: it is where that ``initialize`` left it
+        (``notifications/initialized`` then makes it ready). ``ValueError`` for a version this
+        side does not support."""
+        if self.role != "server" or self.phase is not Phase.NEW:
+            raise ValueError("only a new server connection can take a session over")
+        if protocol_version not in self.versions or protocol_version in MODERN_VERSIONS:
+            raise ValueError(f"unsupported protocol version {protocol_version!r}")
+        self.protocol_version = protocol_version
+        self.peer.info = client_info
+        self.peer.capabilities = client_capabilities
+        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
+        self.phase = Phase.INITIALIZING
+
     def fresh(self) -> Connection:
         """A new connection of this side in the state this one is in, with nothing exchanged on
         it: no request pending or in flight, no peer known, ids from 1. Cheaper than building
@@ -573,6 +589,17 @@ class Connection:
         self.peer.instructions = instructions
         self._codec = shared_codec(self.role, schema_for(version).methods.BATCHING)
         self.phase = Phase.READY
+
+    def number_requests_from(self, first: int) -> None:
+        """Number the requests this side starts from ``first`` on (workers sharing a session
+        each start from a random number of their own, so that their ids do not meet)."""
+        if first < 1:
+            raise ValueError("request ids start from 1")
+        self._next_id = first - 1
+
+    def awaits_response(self, ident: RequestId) -> bool:
+        """Whether the request ``ident`` this side sent is waiting for its response."""
+        return ident in self._pending
 
     @property
     def next_request_id(self) -> RequestId:

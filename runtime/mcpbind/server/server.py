@@ -564,6 +564,19 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
             self._broadcasts.add(session)
         return session
 
+    def subscriptions_of(self, session: Session) -> frozenset[str]:
+        """The URIs ``session`` subscribed to (``resources/subscribe``)."""
+        return frozenset(self._subscriptions.get(session, ()))
+
+    def restore_subscriptions(self, session: Session, uris: Iterable[str]) -> None:
+        """``session`` is subscribed to ``uris``, and to nothing else (a worker sharing the
+        session with others takes them from the store)."""
+        wanted = set(uris)
+        if wanted:
+            self._subscriptions[session] = wanted
+        else:
+            self._subscriptions.pop(session, None)
+
     async def end_session(self, session: Session) -> None:
         """End a session made by :meth:`inline_session`: its handlers are cancelled, its
         transport closed, and the server forgets it. Its listen streams end first, with a result

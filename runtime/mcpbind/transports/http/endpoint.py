@@ -8,7 +8,7 @@ one direction only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
@@ -34,6 +34,8 @@ class ServerEndpoint(Protocol):
       POST's task), starting tasks with ``spawn``; with ``register`` it is one of the server's
       sessions (broadcasts, subscriptions) until ``end_session``.
     * ``end_session(session)``: end such a session, cancelling its handlers.
+    * ``subscriptions_of(session)``, ``restore_subscriptions(session, uris)``: the URIs a
+      session subscribed to, read and set (workers sharing sessions keep them in the store).
     * ``run(transport)``: serve one client over a transport that is read with ``receive()``
       (the legacy app's), until it closes.
     * ``serving(store=None)``: the server serves during the block (its lifespan is entered or
@@ -55,6 +57,10 @@ class ServerEndpoint(Protocol):
     ) -> Session: ...
 
     async def end_session(self, session: Session) -> None: ...
+
+    def subscriptions_of(self, session: Session) -> frozenset[str]: ...
+
+    def restore_subscriptions(self, session: Session, uris: Iterable[str]) -> None: ...
 
     async def end_listen_streams(self, timeout: float = ...) -> None:
         """End the open ``subscriptions/listen`` streams with their results (the app stops)."""

@@ -23,7 +23,7 @@ from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespa
 from mcpbind.transports.http.body import BodyReader
 from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.errors import EMPTY, SESSION_NOT_FOUND, HttpError, send_empty, send_error
-from mcpbind.transports.http.events import EventStore, MemoryEventStore
+from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.media_types import accepts, is_json
 from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
 from mcpbind.transports.http.server.delivery import delivery_for
@@ -32,6 +32,8 @@ from mcpbind.transports.http.server.modern import ModernPosts
 from mcpbind.transports.http.server.post import Post, RequestAnswers
 from mcpbind.transports.http.server.request import RequestHead, peek_message, request_id
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
+from mcpbind.transports.http.server.shared_events import default_event_store, worker_stream_tag
+from mcpbind.transports.http.server.shared_sessions import DEFAULT_SESSION_TTL, SharedSessions
 from mcpbind.transports.http.server.stateless import StatelessPosts
 from mcpbind.versions import MODERN_VERSIONS, STREAMABLE_HTTP_ASSUMED_VERSION
 
@@ -77,7 +79,11 @@ class StreamableHTTPApp(Generic[ServerT]):
     * ``get_stream``: whether ``GET`` opens a stream for server-initiated messages (405 if not;
       what the server declares and can send then shrinks: see :mod:`~mcpbind.transports.http.server`).
     * ``event_store``: where SSE events are kept for resumption (``None``: not resumable, and no
-      priming events); a :class:`~mcpbind.transports.http.events.MemoryEventStore` by default.
+      priming events); by default a :class:`~mcpbind.transports.http.events.MemoryEventStore`,
+      or with a ``store`` a :class:`~mcpbind.transports.http.server.shared_events.StoreEventStore`
+      in it (any worker resumes any stream; events kept ``session_idle_timeout`` seconds).
+      With a store, the sessions are kept in it too, and served by any worker (see
+      :mod:`~mcpbind.transports.http.server.shared_sessions`).
     * ``retry_ms``: the ``retry:`` sent to 2025-11-25 sessions with the priming event.
     * ``keepalive_interval``: seconds of silence after which a stream gets a ``: ping`` comment.
     * ``max_body_size``: the largest POST body, in bytes (413 past it).
@@ -148,8 +154,10 @@ class StreamableHTTPApp(Generic[ServerT]):
         self.stateless = stateless
         self.get_stream = get_stream and not stateless
         self.event_store: EventStore | None = (
-            (MemoryEventStore() if event_store == "memory" else event_store) if not stateless else None
+            default_event_store(store, session_idle_timeout) if event_store == "memory" else event_store
         )
+        if stateless:
+            self.event_store = None
         self.retry_ms = retry_ms
         self.keepalive_interval = keepalive_interval
         self.max_body_size = max_body_size
@@ -177,6 +185,13 @@ class StreamableHTTPApp(Generic[ServerT]):
             max_buffered_bytes=max_buffered_bytes,
             backlog=backlog,
             retry_ms=retry_ms,
+            stream_tag=worker_stream_tag(store),
+        )
+        # With a store, sessions are kept there too, and any worker serves any of them.
+        self._shared = (
+            SharedSessions(store, self._table, server, ttl=session_idle_timeout or DEFAULT_SESSION_TTL)
+            if store is not None and not stateless
+            else None
         )
         # The open sessions by id (the table's own dictionary).
         self.sessions: dict[str, SessionState] = self._table.sessions
@@ -185,7 +200,8 @@ class StreamableHTTPApp(Generic[ServerT]):
         )
         answers = RequestAnswers(self._table, keepalive_interval)
         self._answer = answers.json if json_response else answers.sse
-        self._get_streams = GetStreams(self.event_store, keepalive_interval)
+        relays = self._shared.take_relayed if self._shared is not None else None
+        self._get_streams = GetStreams(self.event_store, keepalive_interval, relays)
         self._stateless = StatelessPosts(
             server,
             answers,
@@ -234,6 +250,8 @@ class StreamableHTTPApp(Generic[ServerT]):
                 await shared.enter_async_context(self.store)
             await shared.enter_async_context(self.server.serving(store=self.store))
             await shared.enter_async_context(self._table.run())
+            if self._shared is not None:
+                await shared.enter_async_context(self._shared.running())
             try:
                 yield self
             finally:
@@ -360,13 +378,19 @@ class StreamableHTTPApp(Generic[ServerT]):
                 )
             state = self._table.new()
         else:
-            state = self._table.find(request.session_id)
+            state = await self._find(request.session_id)
+            if method == "notifications/initialized" and self._shared is not None:
+                await self._shared.initialized(state)
         state.active += 1
         try:
             session = state.session
             if session.closed:
                 raise HttpError(404, SESSION_NOT_FOUND, "Session ended")
             if not is_request:
+                if not isinstance(ident, UnsetType) and ident is not None and isinstance(method, UnsetType):
+                    if self._shared is not None and await self._shared.relayed(state, ident, body):
+                        await send_empty(send, 202, list(state.header))  # (another worker's request)
+                        return
                 await self._accept(session, body, not isinstance(method, UnsetType), send, list(state.header))
                 return
             assert ident is not None and not isinstance(ident, UnsetType)
@@ -396,13 +420,19 @@ class StreamableHTTPApp(Generic[ServerT]):
             except anyio.ClosedResourceError:
                 pass
 
+    async def _find(self, session_id: bytes | None) -> SessionState:
+        """The session a request names (from the store's record, with one)."""
+        if self._shared is not None:
+            return await self._shared.find(session_id)
+        return self._table.find(session_id)
+
     # -- GET ----------------------------------------------------------------------------
 
     async def _get(self, request: RequestHead, receive: Receive, send: Send) -> None:
         if request.accept is None or not accepts(request.accept)[1]:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream")
         self._version(request)
-        state = self._table.find(request.session_id)
+        state = await self._find(request.session_id)
         state.active += 1
         try:
             if request.last_event_id is not None and self.event_store is not None:
@@ -417,7 +447,9 @@ class StreamableHTTPApp(Generic[ServerT]):
 
     async def _delete(self, request: RequestHead, send: Send) -> None:
         self._version(request)
-        state = self._table.find(request.session_id)
+        state = await self._find(request.session_id)
+        if self._shared is not None:
+            await self._shared.delete(state)
         await self._table.close(state)
         with anyio.move_on_after(5):
             await state.session.wait_closed()  # its handlers have unwound

@@ -5,6 +5,9 @@ GET stream."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from typing import Any
+
 import anyio
 
 from mcpbind.protocol.errors import INVALID_REQUEST
@@ -26,9 +29,18 @@ class GetStreams:
     and no resumption) is the app's, ``keepalive`` as for
     :class:`~mcpbind.transports.http.server.post.RequestAnswers`."""
 
-    def __init__(self, event_store: EventStore | None, keepalive: float | None) -> None:
+    def __init__(
+        self,
+        event_store: EventStore | None,
+        keepalive: float | None,
+        relays: Callable[..., Coroutine[Any, Any, None]] | None = None,
+    ) -> None:
         self.event_store = event_store
         self.keepalive = keepalive
+        # Run beside each GET stream, ``relays(state, task_status=...)``, started before it
+        # takes messages: what brings it the messages other workers relay (workers sharing
+        # sessions).
+        self.relays = relays
 
     async def listen(
         self,
@@ -66,6 +78,8 @@ class GetStreams:
                     await write(send, await transport.prime(stream))
                 for chunk in replay:
                     await write(send, chunk)
+                if self.relays is not None:
+                    await tg.start(self.relays, state)
                 tg.start_soon(transport.listen, stream)
                 await pump(queue, send, set(), self.keepalive)
                 tg.cancel_scope.cancel()

@@ -23,7 +23,7 @@ sessions needed behind a load balancer).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
 import anyio
@@ -125,7 +125,11 @@ class StatelessProtocolTransport(HttpSessionTransport):
         )
 
     def wait_json(
-        self, ident: RequestId, send: Send, headers: Headers, on_initialize: Callable[[bytes], Headers] | None
+        self,
+        ident: RequestId,
+        send: Send,
+        headers: Headers,
+        on_initialize: Callable[[bytes], Awaitable[Headers | None]] | None,
     ) -> JsonWaiter:
         waiter = self._routes[ident] = _StatusWaiter(send, headers, None)
         return waiter

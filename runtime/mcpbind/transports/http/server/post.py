@@ -11,6 +11,7 @@ goes on and its events are kept for a ``GET`` with ``Last-Event-ID``.
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
 import anyio
@@ -18,13 +19,16 @@ import anyio
 from mcpbind.protocol.errors import INTERNAL_ERROR
 from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.session import Spawn
-from mcpbind.transports.http._asgi import Receive, Send
+from mcpbind.store.errors import StoreUnavailable
+from mcpbind.transports.http._asgi import Headers, Receive, Send
 from mcpbind.transports.http.disconnect import Flag, cancel_on_disconnect, wait_disconnect
 from mcpbind.transports.http.errors import JSON_CONTENT_TYPE, SESSION_NOT_FOUND, HttpError
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
 from mcpbind.transports.http.server.sse_response import SSE_HEADERS, end, pump, write
 from mcpbind.transports.http.server.transport import POLLING_VERSION, JsonWaiter
 from mcpbind.transports.http.sse import CLOSE, FINAL, MESSAGE, SseItem, SseQueue, SseStream
+
+log = logging.getLogger("mcpbind.http")
 
 __all__ = ["Helper", "Post", "RequestAnswers"]
 
@@ -69,11 +73,7 @@ class RequestAnswers:
         state, ident, body, receive, send, initialize, spawn = post
         transport = state.transport
         headers = [JSON_CONTENT_TYPE] if initialize else [JSON_CONTENT_TYPE, *state.header]
-        on_initialize = (
-            (lambda data: list(state.header) if self.sessions.initialized(state, data) else [])
-            if initialize
-            else None
-        )
+        on_initialize = (lambda data: self._initialized(state, data)) if initialize else None
         waiter = transport.wait_json(ident, send, headers, on_initialize)
         helper: Helper | None = None
 
@@ -96,6 +96,18 @@ class RequestAnswers:
         finally:
             if helper is not None:
                 helper.scope.cancel()
+
+    async def _initialized(self, state: SessionState, answer: bytes) -> Headers | None:
+        """The headers of the JSON answer to initialize; ``None`` when the session could not be
+        recorded (the store is away: the answer becomes a 503)."""
+        if not self.sessions.initialized(state, answer):
+            return []
+        try:
+            await self.sessions.record(state)
+        except StoreUnavailable as lost:
+            log.warning("a session could not be recorded, the store being unavailable: %s", lost)
+            return None
+        return list(state.header)
 
     async def _watch_json(
         self, state: SessionState, ident: RequestId, waiter: JsonWaiter, receive: Receive, helper: Helper
@@ -177,6 +189,7 @@ class RequestAnswers:
                 transport.forget(stream)
                 raise HttpError(500, INTERNAL_ERROR, "The session ended during initialize", ident)
             if self.sessions.initialized(state, stream.response):
+                await self.sessions.record(state)  # (an error here is the app's to answer)
                 headers += state.header
         if outcome == FINAL:
             await transport.finished(stream)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -22,7 +22,7 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpbind.protocol.connection import Delivery
+from mcpbind.protocol.connection import Connection, Delivery
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcpbind.runtime.session import Session, Spawn
 from mcpbind.transports.http.endpoint import ServerEndpoint
@@ -85,6 +85,7 @@ class SessionTable:
         max_buffered_bytes: int,
         backlog: int,
         retry_ms: int | None,
+        stream_tag: str = "",
     ) -> None:
         self.server = server
         self.delivery = delivery
@@ -96,7 +97,14 @@ class SessionTable:
         self.max_buffered_bytes = max_buffered_bytes
         self.backlog = backlog if delivery.unrelated else 0  # no GET stream would ever take it
         self.retry_ms = retry_ms
+        self.stream_tag = stream_tag
         self.sessions: dict[str, SessionState] = {}
+        # Told of each session made (new or adopted), and awaited with each session initialized
+        # before the answer to its initialize leaves (workers sharing a store record it there).
+        self.on_new: Callable[[SessionState], None] | None = None
+        self.on_initialized: Callable[[SessionState], Awaitable[None]] | None = None
+        # Whether other workers serve these sessions too: one ending here keeps its events.
+        self.shared = False
         # Sessions not yet initialized, by id: when each was made (oldest first).
         self._uninitialized: dict[str, float] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -166,6 +174,15 @@ class SessionTable:
 
     def new(self) -> SessionState:
         """A new session, for an ``initialize``: 500 if the app is not running, 503 if full."""
+        state = self.adopt(secrets.token_urlsafe(24))
+        if self.initialization_timeout is not None:
+            self._uninitialized[state.id] = time.monotonic()
+        return state
+
+    def adopt(self, session_id: str, connection: Connection | None = None) -> SessionState:
+        """A session of this app with the id ``session_id`` (a new one, or one that another
+        worker sharing the app's store opened: its ``connection`` then is where that worker's
+        left it); 500 if the app is not running, 503 if full."""
         tg = self._task_group
         if tg is None:
             raise HttpError(
@@ -181,7 +198,6 @@ class SessionTable:
                 f"Too many sessions (limit {self.max_sessions}); try again later",
                 headers=RETRY_AFTER,
             )
-        session_id = secrets.token_urlsafe(24)
         transport = HttpSessionTransport(
             session_id,
             event_store=self.event_store,
@@ -189,13 +205,17 @@ class SessionTable:
             max_buffered_bytes=self.max_buffered_bytes,
             backlog=self.backlog,
             retry_ms=self.retry_ms,
+            stream_tag=self.stream_tag,
         )
-        connection = self.server.connection(delivery=self.delivery)
+        if connection is None:
+            connection = self.server.connection(delivery=self.delivery)
+        else:
+            transport.protocol_version = connection.protocol_version
         session = self.server.inline_session(transport, spawn=tg.start_soon, connection=connection)
         state = SessionState(session_id, transport, session)
         self.sessions[session_id] = state
-        if self.initialization_timeout is not None:
-            self._uninitialized[session_id] = time.monotonic()
+        if self.on_new is not None:
+            self.on_new(state)
         return state
 
     def find(self, session_id: bytes | None) -> SessionState:
@@ -219,6 +239,17 @@ class SessionTable:
         state.transport.protocol_version = result.protocol_version
         return True
 
+    async def record(self, state: SessionState) -> None:
+        """A session was initialized (:meth:`initialized`): what must be done before the answer
+        leaves (``on_initialized``); the session ends if that fails (the error is raised)."""
+        if self.on_initialized is None:
+            return
+        try:
+            await self.on_initialized(state)
+        except BaseException:
+            self.end(state)
+            raise
+
     def end(self, state: SessionState) -> None:
         """End a session from synchronous code: it is gone at once, closed soon."""
         if self.sessions.get(state.id) is state:
@@ -239,5 +270,5 @@ class SessionTable:
                 await self.server.end_session(state.session)
             except Exception:
                 log.exception("session %s failed to close", state.id)
-            if self.event_store is not None:
+            if self.event_store is not None and not self.shared:
                 await self.event_store.forget_session(state.id)

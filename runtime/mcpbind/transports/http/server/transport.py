@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import anyio
 import anyio.lowlevel
 
+from mcpbind.protocol.errors import INTERNAL_ERROR
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.transports.http._asgi import Headers, Send
-from mcpbind.transports.http.errors import SESSION_NOT_FOUND
+from mcpbind.transports.http.errors import RETRY_AFTER, SESSION_NOT_FOUND
 from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.sse import CLOSE, FINAL, IDLE_TURNS, MESSAGE, SseItem, SseStream
 from mcpbind.transports.http.sse_encode import encode_event, encode_priming, encode_retry
@@ -53,7 +54,7 @@ class JsonWaiter:
     __slots__ = ("answered", "headers", "on_initialize", "send")
 
     def __init__(
-        self, send: Send, headers: Headers, on_initialize: Callable[[bytes], Headers] | None
+        self, send: Send, headers: Headers, on_initialize: Callable[[bytes], Awaitable[Headers | None]] | None
     ) -> None:
         self.send = send
         self.headers = headers
@@ -64,9 +65,17 @@ class JsonWaiter:
         if self.answered:
             return
         self.answered = True
-        headers = [*self.headers, (b"content-length", b"%d" % len(body))]
+        extra: Headers = []
         if self.on_initialize is not None and status == 200:
-            headers += self.on_initialize(body)
+            given = await self.on_initialize(body)
+            if given is not None:
+                extra = given
+            else:  # the session could not be kept
+                status, extra = 503, list(RETRY_AFTER)
+                body = Codec.encode_error(
+                    None, INTERNAL_ERROR, "Service unavailable: the session store is unavailable"
+                )
+        headers = [*self.headers, (b"content-length", b"%d" % len(body)), *extra]
         try:
             await self.send({"type": "http.response.start", "status": status, "headers": headers})
             await self.send({"type": "http.response.body", "body": body})
@@ -101,8 +110,10 @@ class HttpSessionTransport:
         "max_buffered_bytes",
         "max_buffered_events",
         "protocol_version",
+        "relay",
         "retry_ms",
         "session_id",
+        "stream_tag",
     )
 
     # A message for no request never waits for a client (see _unrelated): a server telling
@@ -118,8 +129,16 @@ class HttpSessionTransport:
         max_buffered_bytes: int = 1 << 20,
         backlog: int = 256,
         retry_ms: int | None = None,
+        stream_tag: str = "",
     ) -> None:
         self.session_id = session_id
+        # Put in the id of every stream of this transport (after its "p" or "g"): a worker's
+        # own, where several serve one session (ids unique across them).
+        self.stream_tag = stream_tag
+        # With no GET stream here, where a message for a GET stream goes instead of the backlog
+        # (a worker sharing the session with others: to the one holding its GET stream).
+        # (it returns False for a message it leaves to the backlog).
+        self.relay: Callable[[bytes], Awaitable[bool]] | None = None
         self.event_store = event_store
         self.max_buffered_events = max_buffered_events
         self.max_buffered_bytes = max_buffered_bytes
@@ -202,7 +221,11 @@ class HttpSessionTransport:
         return ident in self._routes
 
     def wait_json(
-        self, ident: RequestId, send: Send, headers: Headers, on_initialize: Callable[[bytes], Headers] | None
+        self,
+        ident: RequestId,
+        send: Send,
+        headers: Headers,
+        on_initialize: Callable[[bytes], Awaitable[Headers | None]] | None,
     ) -> JsonWaiter:
         """Request ``ident``'s response goes straight to ``send`` as JSON, with ``headers``."""
         waiter = self._routes[ident] = JsonWaiter(send, headers, on_initialize)
@@ -211,7 +234,8 @@ class HttpSessionTransport:
     def open_stream(self, ident: RequestId) -> SseStream:
         """The SSE stream answering request ``ident``."""
         self._next_stream += 1
-        stream = SseStream(f"p{self._next_stream}", ident, self.max_buffered_events, self.max_buffered_bytes)
+        stream_id = f"p{self.stream_tag}{self._next_stream}"
+        stream = SseStream(stream_id, ident, self.max_buffered_events, self.max_buffered_bytes)
         self._routes[ident] = stream
         self._streams[stream.id] = stream
         return stream
@@ -220,7 +244,7 @@ class HttpSessionTransport:
         """A GET stream (not yet taking messages: see :meth:`listen`)."""
         if stream_id is None:
             self._next_stream += 1
-            stream_id = f"g{self._next_stream}"
+            stream_id = f"g{self.stream_tag}{self._next_stream}"
         return SseStream(stream_id, None, self.max_buffered_events, self.max_buffered_bytes)
 
     async def listen(self, stream: SseStream) -> None:
@@ -235,6 +259,17 @@ class HttpSessionTransport:
             self._backlog_bytes = 0
         if stream.attached and not self._closed:
             self._listeners.append(stream)
+
+    @property
+    def listening(self) -> bool:
+        """Whether a GET stream of this transport takes messages."""
+        return bool(self._listeners)
+
+    async def take_relayed(self, message: bytes) -> None:
+        """A message for a GET stream that another worker relayed: to a GET stream here, or
+        the backlog (never relayed again)."""
+        if not self._closed:
+            await self._unrelated(message, relay=False)
 
     def stop_listening(self, stream: SseStream) -> None:
         stream.detach()
@@ -324,7 +359,7 @@ class HttpSessionTransport:
             idle = 0 if sum(stream.taken for stream in self._listeners) != taken else idle + 1
         return None
 
-    async def _unrelated(self, message: bytes) -> None:
+    async def _unrelated(self, message: bytes, relay: bool = True) -> None:
         """A message for a GET stream. It never waits for a client: it goes to a stream with
         room, else to the first one, whose connection is cut off if it still has no room once
         its writer had a chance to run (its client reconnects, with ``Last-Event-ID`` to get
@@ -334,7 +369,7 @@ class HttpSessionTransport:
             size = len(message)
             target = self._listener_with_room(size) or await self._room_soon(size)
             if not listeners:
-                await self._unrelated(message)  # they went meanwhile: to the backlog
+                await self._unrelated(message, relay)  # they went meanwhile: to the backlog
                 return
             if target is None:
                 target = listeners[0]
@@ -349,6 +384,8 @@ class HttpSessionTransport:
                 target.cut()
                 if target in listeners:
                     listeners.remove(target)
+            return
+        if relay and self.relay is not None and await self.relay(message):
             return
         if self._backlog_size <= 0:
             log.debug("no GET stream: dropping a %d-byte message", len(message))
