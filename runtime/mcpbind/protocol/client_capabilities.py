@@ -4,13 +4,15 @@ specification says, checked against the capabilities the client declared."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from msgspec import UNSET
 
 from mcpbind import types
+from mcpbind.protocol.errors import MissingRequiredClientCapabilityError
 
-__all__ = ["CLIENT_CAPABILITY_FOR", "missing_client_capability"]
+__all__ = ["CLIENT_CAPABILITY_FOR", "missing_client_capability", "require_client_capability"]
 
 methods = types.methods
 
@@ -79,3 +81,20 @@ _TASK_CAPABILITY_FOR_ELICITATION: Final = (
     ("requests", "elicitation", "create"),
     "tasks.requests.elicitation.create",
 )
+
+
+def require_client_capability(
+    capabilities: Any, method: str, params: Any, message: Callable[[str, str], str]
+) -> None:
+    """Raise :class:`MissingRequiredClientCapabilityError` (its ``requiredCapabilities`` the
+    missing capability as a nested object, ``elicitation.url`` as ``{"elicitation": {"url":
+    {}}}``) when ``capabilities`` lack what the request ``method`` with ``params`` needs;
+    ``message(capability, use)`` says so."""
+    missing = missing_client_capability(capabilities, method, params)
+    if missing is None:
+        return
+    capability, use = missing
+    required: dict[str, Any] = {}
+    for part in reversed(capability.split(".")):
+        required = {part: required}
+    raise MissingRequiredClientCapabilityError(required, message(capability, use))

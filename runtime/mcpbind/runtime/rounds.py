@@ -32,14 +32,13 @@ from msgspec import UNSET
 
 from mcpbind import types
 from mcpbind.exception_groups import only_error
-from mcpbind.protocol.connection import missing_client_capability
+from mcpbind.protocol.client_capabilities import require_client_capability
 from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     McpError,
-    MissingRequiredClientCapabilityError,
     URLElicitationRequiredError,
 )
 from mcpbind.protocol.unions import convert, decode
@@ -236,17 +235,15 @@ class Rounds:
         return self._input_required(requests, None)
 
     def _require(self, method: str, params: Any) -> None:
-        missing = missing_client_capability(self._capabilities, method, params)
-        if missing is not None:
-            capability, use = missing
-            required: dict[str, Any] = {}
-            for part in reversed(capability.split(".")):
-                required = {part: required}
-            raise MissingRequiredClientCapabilityError(
-                required,
+        require_client_capability(
+            self._capabilities,
+            method,
+            params,
+            lambda capability, use: (
                 f"Handling {self._method} needs the client capability {capability!r} (for {use}), "
-                "which this request's clientCapabilities do not declare",
-            )
+                "which this request's clientCapabilities do not declare"
+            ),
+        )
 
     def _embedded(self, method: str, struct_name: str, params: Any) -> Any:
         """The request ``method`` with ``params`` (handler-facing) as the request's version

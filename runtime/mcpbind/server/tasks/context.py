@@ -19,13 +19,12 @@ import msgspec
 from msgspec import UNSET
 
 from mcpbind import types
-from mcpbind.protocol.connection import missing_client_capability
+from mcpbind.protocol.client_capabilities import require_client_capability
 from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     McpError,
-    MissingRequiredClientCapabilityError,
 )
 from mcpbind.protocol.methods import RequestSpec, ToClient
 from mcpbind.protocol.unions import convert
@@ -112,15 +111,12 @@ class TaskContext(RequestContext[ToClient]):
                 return await self.session.request(methods.REQUESTS[method], tagged)
             finally:
                 await self._runner.mark(self.task_id, "working")
-        missing = missing_client_capability(envelope.client_capabilities, method, params)
-        if missing is not None:
-            capability, use = missing
-            required: dict[str, Any] = {}
-            for part in reversed(capability.split(".")):
-                required = {part: required}
-            raise MissingRequiredClientCapabilityError(
-                required, f"The task needs the client capability {capability!r} (for {use})"
-            )
+        require_client_capability(
+            envelope.client_capabilities,
+            method,
+            params,
+            lambda capability, use: f"The task needs the client capability {capability!r} (for {use})",
+        )
         schema = schema_for(envelope.version)
         try:
             own = schema.methods.REQUESTS[method].decode_params(msgspec.json.encode(params))
