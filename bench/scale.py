@@ -69,6 +69,7 @@ from bench.streamable_http import (  # noqa: E402
     ensure_wrk,
     lua_script,
     run_wrk,
+    wait_for_quiet,
 )
 
 ECHO_TARGET = "examples/echo_server.py:build"
@@ -96,6 +97,20 @@ SETUPS = (
     Setup("official", "official SDK low-level Server, 1 worker", "official-lowlevel"),
     Setup("fastmcp", "FastMCP, 1 worker", "fastmcp", modes=("modern",)),
 )
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a run does (from the command line: :func:`check_options`)."""
+
+    rounds: int
+    duration: float  # seconds per timed phase
+    warmup: float
+    concurrency: list[int]
+    setups: list[Setup]
+    sessions: int  # sessions and tasks made for Redis memory (0: none)
+    http: str  # uvicorn's HTTP parser, for the servers run by bench/streamable_http.py
+    wait_for_quiet: float
 
 
 @dataclass(frozen=True)
@@ -160,16 +175,14 @@ class Running:
 
 
 @contextmanager
-def started(
-    setup: Setup, args: argparse.Namespace, redis: RedisServer, notes: list[str]
-) -> Iterator[Running]:
+def started(setup: Setup, opts: Options, redis: RedisServer, notes: list[str]) -> Iterator[Running]:
     if setup.kind == "mcpbind":
         store = redis.url if setup.redis else None
         with serving(ECHO_TARGET, setup.workers, store, notes) as served:
             yield Running(served.base, served.cpu_seconds)
         return
     server = ServerProcess(
-        Config(setup.kind, "json" if "session" in setup.modes else "modern"), args.http, 60
+        Config(setup.kind, "json" if "session" in setup.modes else "modern"), opts.http, 60
     )
     try:
         pid = server.pid
@@ -181,7 +194,7 @@ def started(
 
 
 def timed(
-    args: argparse.Namespace,
+    opts: Options,
     wrk: str,
     url: str,
     script: Path,
@@ -196,7 +209,7 @@ def timed(
     commands = int(redis_info(redis, "stats")["total_commands_processed"])
     server0, redis0 = running.cpu_seconds(), _proc.cpu_seconds(rpid)
     nginx0 = _proc.cpu_seconds(nginx_pid) if nginx_pid is not None else 0.0
-    result = run_wrk(wrk, url, script, connections, args.duration, 1, what)
+    result = run_wrk(wrk, url, script, connections, opts.duration, 1, what)
     server1, redis1 = running.cpu_seconds(), _proc.cpu_seconds(rpid)
     nginx1 = _proc.cpu_seconds(nginx_pid) if nginx_pid is not None else 0.0
     commands = int(redis_info(redis, "stats")["total_commands_processed"]) - commands - 1  # (our INFO)
@@ -212,10 +225,10 @@ def timed(
     )
 
 
-def one_setup(setup: Setup, args: argparse.Namespace, wrk: str, redis: RedisServer, results: Results) -> str:
+def one_setup(setup: Setup, opts: Options, wrk: str, redis: RedisServer, results: Results) -> str:
     redis.flush()
     parts = []
-    with started(setup, args, redis, results.notes) as running:
+    with started(setup, opts, redis, results.notes) as running:
         with running_nginx([running.base], access_log=False) as nginx, tempfile.TemporaryDirectory() as tmp:
             assert nginx.process is not None
             for mode in setup.modes:
@@ -228,18 +241,18 @@ def one_setup(setup: Setup, args: argparse.Namespace, wrk: str, redis: RedisServ
                         raise BenchError(f"{name}: no Mcp-Session-Id")
                     script = Path(tmp) / f"{mode}.lua"
                     script.write_text(lua_script(mcp.session_id, mode == "modern"))
-                    run_wrk(wrk, nginx.url + PATH, script, 16, args.warmup, 1, f"{name} warm-up")
-                    for c in args.concurrency:
+                    run_wrk(wrk, nginx.url + PATH, script, 16, opts.warmup, 1, f"{name} warm-up")
+                    for c in opts.concurrency:
                         what = f"{name} through nginx at c={c}"
                         phase = timed(
-                            args, wrk, nginx.url + PATH, script, c, running, nginx.process.pid, redis, what
+                            opts, wrk, nginx.url + PATH, script, c, running, nginx.process.pid, redis, what
                         )
                         results.load.setdefault((setup.key, mode, c), []).append(phase)
                         parts.append(f"{mode} {phase.rate:,.0f}/s at {c}")
                     if setup.latency:
                         direct = running.base + PATH
                         phase = timed(
-                            args, wrk, direct, script, 1, running, None, redis, f"{name} sequential"
+                            opts, wrk, direct, script, 1, running, None, redis, f"{name} sequential"
                         )
                         results.latency.setdefault((setup.key, mode), []).append(phase)
                         parts.append(f"{mode} p50 {phase.p50_us:.0f} µs")
@@ -265,10 +278,10 @@ async def make_tasks(url: str, count: int) -> int:
     return made
 
 
-def measure_memory(args: argparse.Namespace, redis: RedisServer, results: Results) -> None:
+def measure_memory(opts: Options, redis: RedisServer, results: Results) -> None:
     """Redis memory per session (JSON answers, then SSE answers, whose events Redis keeps for
     resumption) and per task (measure 3)."""
-    n = args.sessions
+    n = opts.sessions
     for json_response, what in ((True, "JSON answers"), (False, "SSE answers (the default)")):
         redis.flush()
         with serving(TASK_TARGET, 1, redis.url, results.notes, json_response=json_response) as server:
@@ -298,24 +311,31 @@ def measure_memory(args: argparse.Namespace, redis: RedisServer, results: Result
 
 
 def run(args: argparse.Namespace) -> Results:
+    opts: Options = args.scale
     wrk = ensure_wrk()
-    if any(s.kind == "fastmcp" for s in args.setups):
+    if any(s.kind == "fastmcp" for s in opts.setups):
         peers.ensure("fastmcp")
     results = Results()
     with running_redis() as redis:
-        setups: list[Setup] = args.setups
-        for r in range(args.rounds):
+        setups: list[Setup] = opts.setups
+        for r in range(opts.rounds):
             shift = r % len(setups)
             for setup in setups[shift:] + setups[:shift]:
+                if opts.wait_for_quiet > 0:
+                    busy = wait_for_quiet(opts.wait_for_quiet)
+                    if busy >= 20:
+                        results.notes.append(
+                            f"{setup.key}: a round started with other work taking {busy:.0f}% of a CPU"
+                        )
                 t0 = time.monotonic()
-                summary = one_setup(setup, args, wrk, redis, results)
+                summary = one_setup(setup, opts, wrk, redis, results)
                 log(
-                    f"scale round {r + 1}/{args.rounds} {setup.key}: {summary} ({time.monotonic() - t0:.1f} s)"
+                    f"scale round {r + 1}/{opts.rounds} {setup.key}: {summary} ({time.monotonic() - t0:.1f} s)"
                 )
-        if args.sessions:
+        if opts.sessions:
             t0 = time.monotonic()
-            measure_memory(args, redis, results)
-            log(f"scale memory: {args.sessions} sessions and tasks ({time.monotonic() - t0:.1f} s)")
+            measure_memory(opts, redis, results)
+            log(f"scale memory: {opts.sessions} sessions and tasks ({time.monotonic() - t0:.1f} s)")
     return results
 
 
@@ -348,6 +368,14 @@ def add_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
         help=f"from: {', '.join(s.key for s in SETUPS)}",
     )
     parser.add_argument(
+        f"--{prefix}wait-for-quiet",
+        dest="scale_wait_for_quiet",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="before each server, wait up to S seconds for other work to drop below 20%% of a CPU",
+    )
+    parser.add_argument(
         f"--{prefix}sessions",
         dest="scale_sessions",
         type=int,
@@ -356,38 +384,47 @@ def add_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """Check the options and put what they say in ``args.scale`` (an :class:`Options`)."""
     quick = args.quick
-    args.duration = args.scale_duration or (1.0 if quick else 5.0)
-    args.warmup = 1.0 if quick else 2.0
     try:
-        args.concurrency = [int(c) for c in args.scale_concurrency.split(",") if c.strip()]
+        concurrency = [int(c) for c in args.scale_concurrency.split(",") if c.strip()]
     except ValueError:
-        parser.error("--concurrency takes numbers: 16,64")
-    if not args.concurrency or min(args.concurrency) < 1:
-        parser.error("--concurrency takes numbers of 1 or more")
+        parser.error("--scale-concurrency takes numbers: 16,64")
+    if not concurrency or min(concurrency) < 1:
+        parser.error("--scale-concurrency takes numbers of 1 or more")
     keys = _proc.picked(parser, args.scale_setups, [s.key for s in SETUPS], "setups")
-    args.setups = [s for s in SETUPS if s.key in keys]
-    args.rounds = args.rounds if args.rounds is not None else (1 if quick else 3)
-    args.sessions = args.scale_sessions if args.scale_sessions is not None else (200 if quick else 1000)
-    if args.sessions < 0 or args.rounds < 1:
-        parser.error("--rounds must be at least 1 and --sessions at least 0")
-    args.http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    sessions = args.scale_sessions if args.scale_sessions is not None else (200 if quick else 1000)
+    if sessions < 0:
+        parser.error("--scale-sessions must be at least 0")
+    args.scale = Options(
+        rounds=_proc.count(parser, args.rounds, 1 if quick else 3, "--rounds"),
+        duration=args.scale_duration or (1.0 if quick else 5.0),
+        warmup=1.0 if quick else 2.0,
+        concurrency=concurrency,
+        setups=[s for s in SETUPS if s.key in keys],
+        sessions=sessions,
+        http="httptools" if importlib.util.find_spec("httptools") else "h11",
+        wait_for_quiet=args.scale_wait_for_quiet,
+    )
     return args
 
 
-def header_line(args: argparse.Namespace) -> str:
+def header_line(opts: Options) -> str:
     return (
-        f"{args.rounds} round(s) of {args.duration:g} s per phase (after {args.warmup:g} s of warm-up at 16 "
-        f"connections), at {', '.join(map(str, args.concurrency))} connections through nginx; "
-        f"{args.sessions} sessions and tasks for Redis memory; uvicorn's HTTP parser: {args.http}; "
+        f"{opts.rounds} round(s) of {opts.duration:g} s per phase (after {opts.warmup:g} s of warm-up at 16 "
+        f"connections), at {', '.join(map(str, opts.concurrency))} connections through nginx; "
+        f"{opts.sessions} sessions and tasks for Redis memory; uvicorn's HTTP parser: {opts.http}; "
         f"{os.cpu_count()} CPUs, nothing pinned."
     )
 
 
+def lines(opts: Options, results: Results) -> list[str]:
+    """The report: the header line, then the tables."""
+    return [header_line(opts), "", *report_lines(results, opts.concurrency, SETUPS, MODES)]
+
+
 def print_report(args: argparse.Namespace, results: Results) -> int:
-    print(header_line(args))
-    print()
-    print("\n".join(report_lines(results, args.concurrency, SETUPS, MODES)))
+    print("\n".join(lines(args.scale, results)))
     return 0
 
 
