@@ -136,15 +136,16 @@ def report_lines(
         "",
         *workers_table(results, concurrency, modes),
     ]
-    lines += [
-        "",
-        "### Latency added by the Redis store",
-        "",
-        "The same mcpbind server, 1 worker, called directly (no nginx) one call at a time by wrk on "
-        "one connection.",
-        "",
-        *latency_table(results, modes),
-    ]
+    if results.latency:
+        lines += [
+            "",
+            "### Latency added by the Redis store",
+            "",
+            "The same mcpbind server, 1 worker, called directly (no nginx) one call at a time by wrk on "
+            "one connection.",
+            "",
+            *latency_table(results, modes),
+        ]
     if results.memory:
         lines += [
             "",
