@@ -66,8 +66,10 @@ from bench.streamable_http import (  # noqa: E402
     Config,
     McpHttpClient,
     ServerProcess,
+    children_cpu_seconds,
     ensure_wrk,
     lua_script,
+    machine_busy_seconds,
     run_wrk,
     wait_for_quiet,
 )
@@ -124,6 +126,7 @@ class Phase:
     nginx_cpu_us: float
     redis_cpu_us: float
     redis_commands: float  # per call
+    others_pct: float  # CPU time of everything else on the machine, % of one CPU
 
 
 @dataclass(frozen=True)
@@ -209,9 +212,12 @@ def timed(
     commands = int(redis_info(redis, "stats")["total_commands_processed"])
     server0, redis0 = running.cpu_seconds(), _proc.cpu_seconds(rpid)
     nginx0 = _proc.cpu_seconds(nginx_pid) if nginx_pid is not None else 0.0
+    busy0, wrk0 = machine_busy_seconds(), children_cpu_seconds()
     result = run_wrk(wrk, url, script, connections, opts.duration, 1, what)
     server1, redis1 = running.cpu_seconds(), _proc.cpu_seconds(rpid)
     nginx1 = _proc.cpu_seconds(nginx_pid) if nginx_pid is not None else 0.0
+    ours = (server1 - server0) + (redis1 - redis0) + (nginx1 - nginx0) + (children_cpu_seconds() - wrk0)
+    others = max(0.0, machine_busy_seconds() - busy0 - ours)
     commands = int(redis_info(redis, "stats")["total_commands_processed"]) - commands - 1  # (our INFO)
     per_call = 1e6 / result.calls
     return Phase(
@@ -222,6 +228,7 @@ def timed(
         (nginx1 - nginx0) * per_call,
         (redis1 - redis0) * per_call,
         commands / result.calls,
+        others / result.seconds * 100,
     )
 
 

@@ -30,8 +30,8 @@ def load_table(results: Results, c: int, setups: Sequence[Setup], modes: Mapping
         f"#### {c} connections, through nginx",
         "",
         "| server | requests | calls/s | p50 ms | p99 ms | server CPU µs/call | nginx µs/call "
-        "| Redis µs/call | Redis commands/call | vs official | vs FastMCP |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| Redis µs/call | Redis commands/call | vs official | vs FastMCP | others' CPU % |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for setup in setups:
         for mode in setup.modes:
@@ -49,7 +49,8 @@ def load_table(results: Results, c: int, setups: Sequence[Setup], modes: Mapping
                 f"| {fmt_num(med([p.nginx_cpu_us for p in phases]), 1)} "
                 f"| {fmt_num(med([p.redis_cpu_us for p in phases]), 1)} "
                 f"| {fmt_num(med([p.redis_commands for p in phases]), 2)} "
-                f"| {fmt_ratio(vs_official)} | {fmt_ratio(vs_fastmcp)} |"
+                f"| {fmt_ratio(vs_official)} | {fmt_ratio(vs_fastmcp)} "
+                f"| {fmt_range([p.others_pct for p in phases], 1)} |"
             )
     return lines
 
@@ -78,8 +79,8 @@ def workers_table(results: Results, concurrency: Sequence[int], modes: Mapping[s
 def latency_table(results: Results, modes: Mapping[str, str]) -> list[str]:
     lines = [
         "| requests | in-memory p50 µs | Redis p50 µs | added p50 µs | in-memory p99 µs | Redis p99 µs "
-        "| added p99 µs | Redis commands/call |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| added p99 µs | Redis commands/call | others' CPU % (in-memory; Redis) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for mode in modes:
         memory = results.latency.get(("mcpbind-1-memory", mode), [])
@@ -91,7 +92,8 @@ def latency_table(results: Results, modes: Mapping[str, str]) -> list[str]:
         lines.append(
             f"| {modes[mode]} | {fmt_range([p.p50_us for p in memory], 1)} | {fmt_range([p.p50_us for p in redis], 1)} "
             f"| {r50 - m50:.0f} | {fmt_num(m99, 1)} | {fmt_num(r99, 1)} | {r99 - m99:.0f} "
-            f"| {fmt_num(med([p.redis_commands for p in redis]), 2)} |"
+            f"| {fmt_num(med([p.redis_commands for p in redis]), 2)} "
+            f"| {fmt_num(med([p.others_pct for p in memory]), 1)}; {fmt_num(med([p.others_pct for p in redis]), 1)} |"
         )
     return lines
 
@@ -126,7 +128,9 @@ def report_lines(
         "`tools/call` of `echo` in one 2025-11-25 session, or as 2026-07-28 requests; JSON "
         "responses. CPU per call: the server's processes (the supervisor and its workers), nginx, "
         "redis-server. vs official / vs FastMCP: calls/s over theirs, the same requests, 1 worker "
-        "(one uvicorn process) behind the same nginx.",
+        "(one uvicorn process) behind the same nginx. Others' CPU: what the rest of the machine "
+        "used meanwhile (its busy time less the server's, nginx's, Redis's and wrk's), in % of one "
+        "CPU: the numbers hold only where it is low.",
         "",
     ]
     for c in concurrency:
