@@ -45,6 +45,8 @@ from pathlib import Path
 import anyio
 import httpx
 
+from mcpbind.protocol.errors import McpError
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: bench.* and tests.* are imported from the root
     sys.path.insert(0, str(ROOT))
@@ -318,7 +320,15 @@ def measure_memory(opts: Options, redis: RedisServer, results: Results) -> None:
 
 
 def run(args: argparse.Namespace) -> Results:
-    opts: Options = args.scale
+    """Every round of every setup, then the memory; :class:`BenchError` for whatever failed (a
+    wrong answer, a server that did not start, a lost connection, Redis or nginx missing)."""
+    try:
+        return measured(args.scale)
+    except (httpx.HTTPError, McpError, RuntimeError, OSError) as exc:
+        raise BenchError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def measured(opts: Options) -> Results:
     wrk = ensure_wrk()
     if any(s.kind == "fastmcp" for s in opts.setups):
         peers.ensure("fastmcp")
@@ -436,7 +446,7 @@ def print_report(args: argparse.Namespace, results: Results) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    errors = (BenchError, peers.PeerError, RuntimeError)
+    errors = (BenchError, peers.PeerError)
     return _proc.standalone("scale.py", __doc__, add_options, check_options, run, print_report, errors, argv)
 
 
