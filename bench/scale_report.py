@@ -95,7 +95,7 @@ def latency_table(results: Results, modes: Mapping[str, str]) -> list[str]:
             f"| {fmt_num(med([p.redis_commands for p in redis]), 2)} "
             f"| {fmt_num(med([p.others_pct for p in memory]), 1)}; {fmt_num(med([p.others_pct for p in redis]), 1)} |"
         )
-    return lines
+    return lines if len(lines) > 2 else []
 
 
 def memory_table(results: Results) -> list[str]:
@@ -140,7 +140,8 @@ def report_lines(
         "",
         *workers_table(results, concurrency, modes),
     ]
-    if results.latency:
+    latency = latency_table(results, modes)
+    if latency:
         lines += [
             "",
             "### Latency added by the Redis store",
@@ -148,7 +149,7 @@ def report_lines(
             "The same mcpbind server, 1 worker, called directly (no nginx) one call at a time by wrk on "
             "one connection.",
             "",
-            *latency_table(results, modes),
+            *latency,
         ]
     if results.memory:
         lines += [
