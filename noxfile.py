@@ -141,7 +141,8 @@ def bench(session: nox.Session) -> None:
     over stdio and HTTP, client side, import time and the codec (see bench/README.md). Arguments go
     to it: `nox -s bench -- --quick`, `nox -s bench -- stdio --rounds 3`. The official SDK and FastMCP
     for stdio, the clients and import time are installed by the suite into .bench/venvs/."""
-    session.install(".", *BENCH_DEPS)
+    # The redis extra: the scale benchmark's workers share a Redis store.
+    session.install(".[redis]", *BENCH_DEPS)
     # The HTTP benchmark's client (httpx) and the HTTP parser it serves every server with (httptools);
     # py-spy: where a server that stopped answering is stuck, in the report.
     session.install("httpx>=0.28,<1", "httptools>=0.6", "py-spy>=0.3")

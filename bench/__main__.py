@@ -16,6 +16,10 @@ Scenarios (default: all, in this order):
 * ``http``: ``bench/streamable_http.py`` (Streamable HTTP under uvicorn, with wrk: 2025-11-25
   sessions, stateless, and 2026-07-28 requests, which need no session), run as it is; its options
   go in ``--http-args "..."`` (``--http-args "--modes modern,stateless"``);
+* ``scale``: ``bench/scale.py``: ``mcpbind serve --workers 1`` and ``2`` on a Redis store behind
+  nginx (calls/s, 2025-11-25 sessions and 2026-07-28 requests), beside 1 worker on the in-memory
+  store, the official SDK and FastMCP behind the same nginx; the latency the Redis store adds;
+  Redis memory per session and per task (redis-server and nginx are started by the benchmark);
 * ``codec``: ``bench/codec.py`` (decode + encode of MCP messages, beside orjson and pydantic).
 
 The official SDK and FastMCP run in virtual environments of their own (``.bench/venvs/``, made on
@@ -45,12 +49,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import clients, imports, peers, stdio
+from bench import clients, imports, peers, scale, stdio, streamable_http
 from bench._proc import machine_line, version_of
 from bench.stdio import BenchError, Goal, goal
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("stdio", "stdio-shared", "client", "import", "http", "codec")
+SCENARIOS = ("stdio", "stdio-shared", "client", "import", "http", "scale", "codec")
 MAIN_PACKAGES = ("msgspec", "anyio", "trio", "httpx", "uvicorn", "httptools", "orjson", "mcp-types", "mcp")
 
 
@@ -246,6 +250,19 @@ class HttpGoal(Goal):
         return [self.who, self.scenario, self.target, self.shown]
 
 
+def run_scale(args: argparse.Namespace, section: Section) -> None:
+    try:
+        results = scale.run(args)
+    except streamable_http.BenchError as exc:  # (bench/streamable_http.py's own class)
+        raise BenchError(str(exc)) from exc
+    section.lines += [
+        "`bench/scale.py` (see the Scale-out section of bench/README.md); the official SDK's server "
+        "runs in this interpreter's environment, FastMCP's in its venv.",
+        "",
+        *scale.lines(args.scale, results),
+    ]
+
+
 def run_codec(args: argparse.Namespace, section: Section) -> None:
     command = [sys.executable, "bench/codec.py"]
     command += ["--quick"] if args.quick else []
@@ -264,6 +281,7 @@ RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = 
     "client": ("stdio: clients against the raw floor server", run_client),
     "import": ("Import time", run_import),
     "http": ("Streamable HTTP", run_http),
+    "scale": ("Scale-out: workers behind nginx, the Redis store", run_scale),
     "codec": ("Codec: decode + encode of MCP messages", run_codec),
 }
 
@@ -364,6 +382,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     stdio.add_options(parser, prefix="stdio-")
     clients.add_options(parser, standalone=False)
     imports.add_options(parser, prefix="import-")
+    scale.add_options(parser, prefix="scale-")
     parser.add_argument(
         "--http-args", default="", help="more options for bench/streamable_http.py, as one string"
     )
@@ -377,6 +396,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     stdio.check_options(parser, args)
     clients.check_options(parser, args)
     imports.check_options(parser, args)
+    scale.check_options(parser, args)
     if args.output is None:
         full = args.scenarios == list(SCENARIOS) and not args.quick
         args.output = (

@@ -1,6 +1,7 @@
-"""nginx (Debian's ``/usr/sbin/nginx``; ``.ci/run`` installs it) as the tests' load balancer: a
-plain round-robin in front of a list of upstream servers, with no affinity of any kind (no
-``ip_hash``, no sticky cookie), as a deployment with workers on several hosts has.
+"""nginx (Debian's ``/usr/sbin/nginx``; ``.ci/run`` installs it) as the tests' load balancer
+(and the scale benchmark's, ``bench/scale.py``): a plain round-robin in front of a list of
+upstream servers, with no affinity of any kind (no ``ip_hash``, no sticky cookie), as a
+deployment with workers on several hosts has.
 
 It listens on 127.0.0.1 on a port of its own, with its configuration, pid file, logs and
 temporary files in a folder of its own (``nginx -p DIR -c DIR/nginx.conf -g "daemon off;"``),
@@ -65,8 +66,10 @@ def nginx_conf(
     read_timeout: float = 3600.0,
     connect_timeout: float = 2.0,
     fail_timeout: float = 10.0,
+    access_log: bool = True,
 ) -> str:
-    """The configuration: nginx on ``127.0.0.1:port`` balancing over ``upstreams``."""
+    """The configuration: nginx on ``127.0.0.1:port`` balancing over ``upstreams``; with
+    ``access_log`` off, no line is written per request (for the benchmark)."""
     if not upstreams:
         raise ValueError("nginx needs at least one upstream")
     servers = "\n".join(
@@ -84,7 +87,7 @@ events {{
 }}
 
 http {{
-    access_log {folder}/access.log;
+    access_log {f"{folder}/access.log" if access_log else "off"};
     client_body_temp_path {folder}/tmp/client_body;
     proxy_temp_path {folder}/tmp/proxy;
     fastcgi_temp_path {folder}/tmp/fastcgi;
@@ -124,11 +127,20 @@ class NginxBalancer:
     ``127.0.0.1:port``; :attr:`url` is ``http://127.0.0.1:PORT``. Every response carries the
     upstream(s) it came from in ``X-Upstream``."""
 
-    def __init__(self, binary: str, folder: Path, upstreams: Sequence[str], port: int | None = None) -> None:
+    def __init__(
+        self,
+        binary: str,
+        folder: Path,
+        upstreams: Sequence[str],
+        port: int | None = None,
+        *,
+        access_log: bool = True,
+    ) -> None:
         self.binary = binary
         self.folder = folder
         self.upstreams = list(upstreams)
         self.port = port or _free_port()
+        self.log_requests = access_log
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -139,7 +151,8 @@ class NginxBalancer:
         """Write the configuration, start nginx and wait until it accepts connections."""
         (self.folder / "tmp").mkdir(exist_ok=True)
         conf = self.folder / "nginx.conf"
-        conf.write_text(nginx_conf(self.folder, self.port, self.upstreams), encoding="utf-8")
+        text = nginx_conf(self.folder, self.port, self.upstreams, access_log=self.log_requests)
+        conf.write_text(text, encoding="utf-8")
         with (self.folder / "stderr.log").open("ab") as stderr:
             self.process = subprocess.Popen(
                 [self.binary, "-p", str(self.folder), "-c", str(conf), "-g", "daemon off;"],
@@ -189,14 +202,14 @@ class NginxBalancer:
 
 
 @contextmanager
-def running_nginx(upstreams: Sequence[str]) -> Iterator[NginxBalancer]:
+def running_nginx(upstreams: Sequence[str], *, access_log: bool = True) -> Iterator[NginxBalancer]:
     """A started :class:`NginxBalancer` over ``upstreams`` in a folder of its own, stopped and
-    removed at the end."""
+    removed at the end (``access_log``: as for :func:`nginx_conf`)."""
     binary = nginx_binary()
     if binary is None:
         raise RuntimeError("nginx is not installed (Debian: apt-get install nginx; .ci/run does)")
     with tempfile.TemporaryDirectory(prefix="mcpbind-nginx-") as folder:
-        balancer = NginxBalancer(binary, Path(folder), upstreams)
+        balancer = NginxBalancer(binary, Path(folder), upstreams, access_log=access_log)
         balancer.start()
         try:
             yield balancer

@@ -5,6 +5,7 @@ ends.
 ``RedisServer.stop()`` and ``start()`` let a test take Redis away and bring it back on the same
 port (a restart, or Redis unreachable for a while). Tests that need Redis use the session-wide
 fixture ``redis_server`` (tests/conftest.py), or ``running_redis()`` for one of their own.
+The scale benchmark (``bench/scale.py``) starts its Redis with ``running_redis()`` too.
 """
 
 from __future__ import annotations

@@ -102,6 +102,15 @@ async def test_requests_go_round_robin(anyio_backend: str, upstreams: list[Upstr
     assert all(len(set(answers[turn : turn + 3])) == 3 for turn in (0, 3, 6))  # each turn visits all
 
 
+async def test_no_access_log_when_turned_off(anyio_backend: str, upstreams: list[Upstream]) -> None:
+    with running_nginx([upstreams[0].url], access_log=False) as nginx:
+        async with httpx.AsyncClient(base_url=nginx.url, timeout=10) as client:
+            answers = [(await client.get("/who")).text for _ in range(3)]
+        written = (nginx.folder / "access.log").exists() and nginx.access_log()
+    assert answers == ["a"] * 3
+    assert not written
+
+
 async def test_an_upstream_that_refuses_connections_is_skipped(
     anyio_backend: str, upstreams: list[Upstream]
 ) -> None:
