@@ -34,6 +34,7 @@ from mcpbind.transports.http.client import LegacySSEError, LegacySSETransport, o
 from mcpbind.transports.http.legacy import LegacySession, LegacySSEApp
 from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.http_harness import ServerName, serve_asgi
+from tests.raw_asgi import answer_lifespan, read_body
 
 methods = types.methods
 TIMEOUT = 15.0
@@ -813,19 +814,11 @@ class ScriptedServer:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await receive()
-            await send({"type": "lifespan.startup.complete"})
-            await receive()
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
         if scope["method"] == "POST":
-            body = b""
-            while True:
-                message = await receive()
-                body += message.get("body", b"")
-                if not message.get("more_body"):
-                    break
+            body = await read_body(receive)
             self.posts.append((headers, body))
             await send({"type": "http.response.start", "status": self.post_status, "headers": []})
             await send(
