@@ -53,6 +53,16 @@ class Probe:
         self.release = anyio.Event()
         self.finished = anyio.Event()
 
+    async def hold(self) -> None:
+        """What a tool that waits for the test does: sets ``started``, waits for ``release``,
+        and sets ``cancelled`` when it is cancelled meanwhile."""
+        self.started.set()
+        try:
+            await self.release.wait()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.set()
+            raise
+
 
 def make_server(probe: Probe | None = None) -> Server:
     probe = probe or Probe()
@@ -73,12 +83,7 @@ def make_server(probe: Probe | None = None) -> Server:
     @server.tool()
     async def block(ctx: RequestContext) -> str:
         """Waits until the test releases it; records being cancelled."""
-        probe.started.set()
-        try:
-            await probe.release.wait()
-        except anyio.get_cancelled_exc_class():
-            probe.cancelled.set()
-            raise
+        await probe.hold()
         probe.finished.set()
         return "released"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,27 +10,16 @@ from typing import Any
 import pytest
 
 import mcpbind
-from tests.harness import child_env
+from tests.cli_harness import run_mcpbind
 
 SERVER_FILE = Path(__file__).parent / "peers" / "cli_server.py"
-
-
-def mcpbind_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpbind", *args],
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        timeout=60,
-        check=False,
-    )
 
 
 SERVE = f"{sys.executable} -m mcpbind serve {SERVER_FILE}"
 
 
 def call(*args: str) -> tuple[int, Any]:
-    done = mcpbind_cli("call", SERVE, *args)
+    done = run_mcpbind("call", SERVE, *args)
     return done.returncode, json.loads(done.stdout) if done.stdout else done.stderr
 
 
@@ -60,13 +48,13 @@ def test_resources_and_prompts() -> None:
 
 
 def test_bad_usage() -> None:
-    assert mcpbind_cli("call", SERVE, "tools/call", "add", "--arg", "a").returncode != 0
-    assert mcpbind_cli("serve", "no/such/file.py").returncode != 0
-    assert mcpbind_cli("serve", str(SERVER_FILE), "--transport", "carrier-pigeon").returncode == 2
+    assert run_mcpbind("call", SERVE, "tools/call", "add", "--arg", "a").returncode != 0
+    assert run_mcpbind("serve", "no/such/file.py").returncode != 0
+    assert run_mcpbind("serve", str(SERVER_FILE), "--transport", "carrier-pigeon").returncode == 2
 
 
 def test_version() -> None:
-    done = mcpbind_cli("--version")
+    done = run_mcpbind("--version")
     assert done.returncode == 0
     assert done.stdout == f"mcpbind {mcpbind.__version__}\n"
 
@@ -80,7 +68,7 @@ def test_version() -> None:
     ],
 )
 def test_help_explains_each_option_in_plain_text(args: list[str], options: list[str]) -> None:
-    done = mcpbind_cli(*args, "--help")
+    done = run_mcpbind(*args, "--help")
     assert done.returncode == 0
     assert "`" not in done.stdout  # no reStructuredText markup
     for option in options:
@@ -91,7 +79,7 @@ def test_help_explains_each_option_in_plain_text(args: list[str], options: list[
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_call_on_either_backend(backend: str) -> None:
     serve = f"{sys.executable} -m mcpbind serve {SERVER_FILE} --backend {backend}"
-    done = mcpbind_cli(
+    done = run_mcpbind(
         "call", serve, "tools/call", "add", "--arg", "a=2", "--arg", "b=40", "--backend", backend
     )
     assert done.returncode == 0, done.stderr

@@ -10,7 +10,6 @@ import math
 import os
 import socket
 import stat
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,10 +18,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from anyio.abc import Process
 from joserfc.jwk import ECKey
 
 from mcpbind.client.cli_auth import SECRET_ENV, UntimedAuthorizer, default_token_store
+from tests.cli_harness import finish, mcpbind_command, printed_url, run_mcpbind
 from tests.client.auth.mock_servers import MockOAuth, OAuthApp
 from tests.harness import child_env
 from tests.http_harness import serve_asgi
@@ -42,29 +41,7 @@ async def served(oauth: MockOAuth) -> AsyncIterator[MockOAuth]:
 
 def command(oauth: MockOAuth, backend: str, *options: str) -> list[str]:
     add = ["tools/call", "add", "--arg", "a=2", "--arg", "b=3", "--backend", backend]
-    return [sys.executable, "-m", "mcpbind", "call", oauth.resource, *add, *options]
-
-
-async def sign_in_url(process: Process) -> tuple[str, str]:
-    """The URL the command printed for the user to visit, and all it printed on stderr so far."""
-    assert process.stderr is not None
-    seen = ""
-    while True:
-        seen += (await process.stderr.receive()).decode()
-        complete = seen.split("\n")[:-1]
-        urls = [line.strip() for line in complete if line.strip().startswith("http")]
-        if urls:
-            return urls[0], seen
-
-
-async def finish(process: Process) -> tuple[int, str, str]:
-    assert process.stdout is not None and process.stderr is not None
-    out, err = b"", b""
-    async for chunk in process.stdout:
-        out += chunk
-    async for chunk in process.stderr:
-        err += chunk
-    return await process.wait(), out.decode(), err.decode()
+    return mcpbind_command("call", oauth.resource, *add, *options)
 
 
 @pytest.mark.anyio
@@ -77,7 +54,7 @@ async def test_call_signs_in_through_the_printed_url_then_reuses_the_tokens(
         with anyio.fail_after(60):
             process = await anyio.open_process(command(oauth, anyio_backend, *options), env=child_env())
             async with process:
-                url, printed = await sign_in_url(process)
+                url, printed = await printed_url(process)
                 assert url.startswith(f"{oauth.issuer}/authorize?")
                 assert "Open this URL in a browser" in printed
                 # The user takes longer than --timeout to sign in: that time does not count.
@@ -170,14 +147,8 @@ async def test_no_auth_leaves_the_401(anyio_backend: str) -> None:
     ],
 )
 def test_bad_auth_options(options: list[str], message: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpbind", "call", "http://127.0.0.1:9/mcp", "tools/list", *options],
-        capture_output=True,
-        text=True,
-        env={key: value for key, value in child_env().items() if key != SECRET_ENV},
-        timeout=60,
-        check=False,
-    )
+    env = {key: value for key, value in child_env().items() if key != SECRET_ENV}
+    done = run_mcpbind("call", "http://127.0.0.1:9/mcp", "tools/list", *options, env=env)
     assert done.returncode == 2
     assert message in done.stderr
 
@@ -187,23 +158,7 @@ def test_a_redirect_port_in_use() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "mcpbind",
-                "call",
-                "http://127.0.0.1:9/mcp",
-                "tools/list",
-                "--redirect-port",
-                port,
-            ],
-            capture_output=True,
-            text=True,
-            env=child_env(),
-            timeout=60,
-            check=False,
-        )
+        done = run_mcpbind("call", "http://127.0.0.1:9/mcp", "tools/list", "--redirect-port", port)
     assert done.returncode == 2
     assert f"--redirect-port {port}: cannot listen on 127.0.0.1" in done.stderr
 

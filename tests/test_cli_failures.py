@@ -9,15 +9,21 @@ import os
 import select
 import shlex
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.cli_harness import (
+    free_port,
+    mcpbind_command,
+    mcpbind_serving,
+    run_mcpbind,
+    stop,
+    wait_listening,
+)
 from tests.harness import child_env
 from tests.http_harness import loopback_socket
 
@@ -53,21 +59,9 @@ def _sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def mcpbind_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpbind", *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=env or child_env(),
-        timeout=60,
-        check=False,
-    )
-
-
 def serve_command(target: str, backend: str = "asyncio") -> str:
     """The ``call`` argument starting ``mcpbind serve target`` over stdio."""
-    return shlex.join([sys.executable, "-m", "mcpbind", "serve", target, "--backend", backend])
+    return shlex.join(mcpbind_command("serve", target, "--backend", backend))
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -78,48 +72,13 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def free_port() -> int:
-    sock = loopback_socket()
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
-def wait_listening(port: int, serving: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            assert time.monotonic() < deadline and serving.poll() is None, "the server did not start"
-            time.sleep(0.05)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.kill()
-    process.wait(timeout=30)
-
-
 @pytest.fixture(scope="module", params=BACKENDS)
 def served(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     """(backend, URL): the calls-only server served by ``mcpbind serve --transport http``."""
     backend: str = request.param
     port = free_port()
-    command = [sys.executable, "-m", "mcpbind", "serve", CALLS_ONLY, "--transport", "http"]
-    serving = subprocess.Popen(
-        [*command, "--port", str(port), "--backend", backend],
-        env=child_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(port, serving)
+    with mcpbind_serving(CALLS_ONLY, "--transport", "http", "--backend", backend, port=port):
         yield backend, f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(serving)
 
 
 # Item 2: without an extra, say what to install.
@@ -147,7 +106,7 @@ def test_a_missing_extra_is_named_with_its_pip_command(
     env = child_env()
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
     env["MCPBIND_TEST_HIDE"] = hidden
-    done = mcpbind_cli(*args, env=env)
+    done = run_mcpbind(*args, env=env)
     assert done.returncode == 1
     line = one_line(done)
     assert "No module named" in line
@@ -159,7 +118,7 @@ def test_a_missing_extra_is_named_with_its_pip_command(
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_arguments_for_a_server_without_tools_list_are_read_as_json(backend: str) -> None:
-    done = mcpbind_cli(
+    done = run_mcpbind(
         "call",
         serve_command(CALLS_ONLY, backend),
         "tools/call",
@@ -174,7 +133,7 @@ def test_arguments_for_a_server_without_tools_list_are_read_as_json(backend: str
 
 def test_arguments_for_a_server_without_tools_list_over_http(served: tuple[str, str]) -> None:
     backend, url = served
-    done = mcpbind_cli(
+    done = run_mcpbind(
         "call", url, "tools/call", "echo", "--arg", "n=2", "--arg", "text=hi", "--backend", backend
     )
     assert done.returncode == 0, done.stderr
@@ -187,7 +146,7 @@ def test_arguments_for_a_server_without_tools_list_over_http(served: tuple[str, 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_timeout_bounds_the_call(backend: str) -> None:
     server = serve_command(CALLS_ONLY, backend)
-    done = mcpbind_cli(
+    done = run_mcpbind(
         "call", server, "tools/call", "wait", "--arg", "seconds=10", "--timeout", "2", "--backend", backend
     )
     assert done.returncode == 1
@@ -197,7 +156,7 @@ def test_timeout_bounds_the_call(backend: str) -> None:
 
 def test_timeout_bounds_the_call_over_http(served: tuple[str, str]) -> None:
     backend, url = served
-    done = mcpbind_cli(
+    done = run_mcpbind(
         "call", url, "tools/call", "wait", "--arg", "seconds=10", "--timeout", "2", "--backend", backend
     )
     assert done.returncode == 1
@@ -210,7 +169,7 @@ def test_timeout_bounds_the_call_over_http(served: tuple[str, str]) -> None:
 def test_a_url_with_a_wrong_path(served: tuple[str, str]) -> None:
     backend, url = served
     wrong = url.replace("/mcp", "/wrong")
-    done = mcpbind_cli("call", wrong, "tools/list", "--backend", backend)
+    done = run_mcpbind("call", wrong, "tools/list", "--backend", backend)
     assert done.returncode == 1
     line = one_line(done)
     assert line.startswith(f"mcpbind: cannot reach {wrong}: ")
@@ -225,19 +184,19 @@ def test_a_url_with_a_wrong_path(served: tuple[str, str]) -> None:
     ],
 )
 def test_bad_json_arguments(given: str, said: str) -> None:
-    done = mcpbind_cli("call", serve_command(CLI_SERVER), "tools/call", "add", "--json", given)
+    done = run_mcpbind("call", serve_command(CLI_SERVER), "tools/call", "add", "--json", given)
     assert done.returncode == 2
     assert one_line(done).startswith(said)
 
 
 def test_serving_a_module_that_does_not_exist() -> None:
-    done = mcpbind_cli("serve", "nosuchmodule")
+    done = run_mcpbind("serve", "nosuchmodule")
     assert done.returncode == 1
     assert one_line(done) == "mcpbind: no module named 'nosuchmodule'"
 
 
 def test_serving_a_factory_that_fails() -> None:
-    done = mcpbind_cli("serve", f"{CALLS_ONLY}:broken")
+    done = run_mcpbind("serve", f"{CALLS_ONLY}:broken")
     assert done.returncode == 1
     line = one_line(done)
     assert "RuntimeError: this factory always fails" in line
@@ -249,7 +208,7 @@ def test_serving_on_a_taken_port_is_one_line(backend: str) -> None:
     taken = loopback_socket()
     try:
         port = taken.getsockname()[1]
-        done = mcpbind_cli(
+        done = run_mcpbind(
             "serve", CLI_SERVER, "--transport", "http", "--port", str(port), "--backend", backend
         )
     finally:
@@ -261,7 +220,7 @@ def test_serving_on_a_taken_port_is_one_line(backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ctrl_c_stops_a_stdio_server_quietly(backend: str) -> None:
     serving = subprocess.Popen(
-        [sys.executable, "-m", "mcpbind", "serve", CLI_SERVER, "--backend", backend],
+        mcpbind_command("serve", CLI_SERVER, "--backend", backend),
         env=child_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -288,7 +247,7 @@ def test_ctrl_c_stops_a_stdio_server_quietly(backend: str) -> None:
 def test_ctrl_c_stops_an_http_server_quietly(backend: str) -> None:
     port = free_port()
     serving = subprocess.Popen(
-        [sys.executable, "-m", "mcpbind", "serve", CLI_SERVER, "--transport", "http"]
+        mcpbind_command("serve", CLI_SERVER, "--transport", "http")
         + ["--port", str(port), "--backend", backend],
         env=child_env(),
         stdin=subprocess.DEVNULL,
@@ -314,7 +273,7 @@ def test_ctrl_c_stops_a_call_with_130(tmp_path: Path, backend: str) -> None:
     env = child_env()
     env["MCPBIND_TEST_WAITING"] = str(waiting)  # the server's wait tool creates it
     calling = subprocess.Popen(
-        [sys.executable, "-m", "mcpbind", "call", serve_command(CALLS_ONLY, backend), "tools/call", "wait"]
+        mcpbind_command("call", serve_command(CALLS_ONLY, backend), "tools/call", "wait")
         + ["--json", '{"seconds": 60}', "--backend", backend],
         env=env,
         stdin=subprocess.DEVNULL,

@@ -17,10 +17,8 @@ import os
 import re
 import runpy
 import shlex
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -33,8 +31,8 @@ from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import McpError
 from mcpbind.schema.v2025_11_25 import TextContent, TextResourceContents
 from mcpbind.server.server import Server
+from tests.cli_harness import free_port, wait_listening
 from tests.harness import child_env, connected, source_roots
-from tests.http_harness import loopback_socket
 from tests.mypy_run import run_mypy
 
 README = Path(__file__).parent.parent / "README.md"
@@ -215,25 +213,6 @@ def test_call_command(folder: Path) -> None:
     done = run_command(CALL_COMMAND, folder)
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["structuredContent"] == {"result": 42}
-
-
-def free_port() -> int:
-    sock = loopback_socket()
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
-def wait_listening(port: int, serving: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            assert serving.poll() is None, f"the server did not start: {serving.communicate()}"
-            assert time.monotonic() < deadline, "the server did not start within 30 s"
-            time.sleep(0.05)
 
 
 @pytest.fixture(params=["python app.py", *sorted(HTTP_SERVE_COMMANDS)])

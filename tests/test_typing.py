@@ -85,6 +85,16 @@ async def test_a_typed_handler_runs() -> None:
     assert result.content == [TextContent(text="echo")]
 
 
+def mypy_strict(path: Path, tmp_path: Path) -> tuple[str, str, int]:
+    """``mypy --strict path`` (no configuration file): its report, its errors and its status.
+
+    The snippets of a test session share one cache (in pytest's temporary folder of this session
+    and worker, beside ``tmp_path``; every snippet is checked with these same options), so that
+    mcpbind and its generated schema packages are analysed once, not once a snippet."""
+    cache = tmp_path.parent / "mypy-cache-snippets"
+    return run_mypy(["--strict", "--cache-dir", str(cache), "--config-file", "", str(path)])
+
+
 def mypy_errors(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[int, list[str]]:
     """``mypy --strict`` on ``source`` as a user runs it (no project config): line -> its errors.
 
@@ -99,7 +109,7 @@ def mypy_errors(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
     path = tmp_path / "snippet.py"
     path.write_text(textwrap.dedent(source))
-    out, err, _ = run_mypy(["--strict", "--no-incremental", "--config-file", "", str(path)])
+    out, err, _ = mypy_strict(path, tmp_path)
     assert not err, err
     assert "error: Cannot find" not in out, out
     errors: dict[int, list[str]] = {}
@@ -406,7 +416,7 @@ def test_mypy_checks_the_direction_of_registrations_and_sends(
         monkeypatch.setenv("MYPYPATH", os.pathsep.join(roots))
     source = tmp_path / "directions.py"
     source.write_text(DIRECTIONS)
-    out, err, _ = run_mypy(["--strict", "--no-incremental", "--config-file", "", str(source)])
+    out, err, _ = mypy_strict(source, tmp_path)
     assert "error: Cannot find" not in out, out
     marked = {n for n, line in enumerate(DIRECTIONS.splitlines(), 1) if line.endswith("# E")}
     reported = {int(n) for n in re.findall(r"^[^:\n]*directions\.py:(\d+): error:", out, re.MULTILINE)}

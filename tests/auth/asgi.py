@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from tests.raw_asgi import BodyTooLarge, Message, Receive, Scope, Send, read_body
+
 __all__ = [
     "ASGIApp",
     "Message",
@@ -29,10 +31,6 @@ __all__ = [
     "with_query",
 ]
 
-Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY = 64 * 1024
@@ -101,14 +99,10 @@ def _single(pairs: list[tuple[str, str]]) -> tuple[dict[str, str], frozenset[str
 
 async def read_request(scope: Scope, receive: Receive) -> Request | None:
     """The request of ``scope``, or None when its body is larger than ``MAX_BODY``."""
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if len(body) > MAX_BODY:
-            return None
-        if not message.get("more_body", False):
-            break
+    try:
+        body = await read_body(receive, MAX_BODY)
+    except BodyTooLarge:
+        return None
     query, repeated = _single(
         parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     )

@@ -34,6 +34,7 @@ from tests.auth.metadata import metadata_document, metadata_path
 from tests.auth.state import AuthorizationServerState
 from tests.auth.token import token
 from tests.http_harness import ServerName, loopback_socket, serve_asgi
+from tests.raw_asgi import answer_lifespan
 
 __all__ = ["AuthorizationServer", "serve_authorization_server"]
 
@@ -78,13 +79,8 @@ class AuthorizationServer:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await answer_lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
         endpoint = self.routes.get(scope["path"])

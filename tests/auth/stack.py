@@ -1,7 +1,7 @@
 """What the end-to-end tests put together: an mcpbind server protected by
 ``ResourceServerAuth`` (JWTs checked against the local authorization server's key set, or
 opaque tokens introspected there), served on 127.0.0.1 at a URL it knows before it starts (its
-resource), and the user of a sign-in (:class:`Approver`), who follows the authorization URL."""
+resource), and mcpbind's OAuth flow signing in to it through :class:`~tests.auth.approver.Approver`."""
 
 from __future__ import annotations
 
@@ -10,19 +10,17 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from mcpbind.client.auth import OAuth, TokenStore
 from mcpbind.oauth.registration import ClientMetadata
 from mcpbind.runtime.context import RequestContext
 from mcpbind.server.auth import ProtectedApp, ResourceServerAuth
 from mcpbind.server.server import Server
+from tests.auth.approver import Approver
 from tests.auth.state import AuthorizationServerState
 from tests.http_harness import loopback_socket, serve_asgi
 
 __all__ = [
     "INTROSPECTION_CLIENT",
-    "Approver",
     "Protected",
     "demo_server",
     "oauth_for",
@@ -97,22 +95,6 @@ async def serve_protected(
     app = (server or demo_server()).http_app(auth=auth)
     async with serve_asgi(app, None, sock):
         yield Protected(url, app)
-
-
-class Approver:
-    """The user at the browser: opens the authorization URL, where the local authorization
-    server approves at once, and hands back the URL it redirects to."""
-
-    def __init__(self) -> None:
-        self.urls: list[str] = []
-
-    async def __call__(self, url: str) -> str:
-        self.urls.append(url)
-        async with httpx.AsyncClient(follow_redirects=False) as http:
-            response = await http.get(url)
-        assert response.status_code == 302, response.text
-        location: str = response.headers["location"]
-        return location
 
 
 def oauth_for(url: str, approver: Approver, store: TokenStore, **options: Any) -> OAuth:

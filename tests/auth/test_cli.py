@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 import stat
-import sys
 from pathlib import Path
 
 import anyio
 import httpx
 import pytest
-from anyio.abc import Process
 
 from mcpbind.client.cli_auth import SECRET_ENV
 from tests.auth.server import serve_authorization_server
 from tests.auth.stack import serve_protected
+from tests.cli_harness import finish, mcpbind_command, printed_url
 from tests.harness import child_env
 
 pytestmark = pytest.mark.anyio
@@ -25,18 +24,7 @@ TIMEOUT = 60
 
 
 def call(url: str, backend: str, *options: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "mcpbind",
-        "call",
-        url,
-        "tools/call",
-        "whoami",
-        "--backend",
-        backend,
-        *options,
-    ]
+    return mcpbind_command("call", url, "tools/call", "whoami", "--backend", backend, *options)
 
 
 def tool_text(stdout: str | bytes) -> str:
@@ -44,17 +32,6 @@ def tool_text(stdout: str | bytes) -> str:
     assert not result.get("isError", False), result
     text: str = result["content"][0]["text"]
     return text
-
-
-async def printed_url(process: Process) -> str:
-    """The URL the command prints for the user to open."""
-    assert process.stderr is not None
-    seen = ""
-    while True:
-        seen += (await process.stderr.receive()).decode()
-        for line in seen.split("\n")[:-1]:
-            if line.strip().startswith("http"):
-                return line.strip()
 
 
 async def test_call_signs_in_then_reuses_the_tokens(anyio_backend: str, tmp_path: Path) -> None:
@@ -67,16 +44,13 @@ async def test_call_signs_in_then_reuses_the_tokens(anyio_backend: str, tmp_path
             command = call(protected.url, anyio_backend, "--no-browser", "--token-store", str(store))
             process = await anyio.open_process(command, env=child_env())
             async with process:
-                url = await printed_url(process)
+                url, _ = await printed_url(process)
                 assert url.startswith(f"{auth_server.issuer}/authorize?")
                 async with httpx.AsyncClient(follow_redirects=True) as browser:
                     page = await browser.get(url)  # approved, then back to the command's loopback
                 assert page.status_code == 200
-                assert process.stdout is not None
-                out = b""
-                async for chunk in process.stdout:
-                    out += chunk
-                assert await process.wait() == 0
+                code, out, err = await finish(process)
+            assert code == 0, out + err
             [client] = auth_server.clients.clients.values()
             assert tool_text(out) == f"alice {client.client_id} mcp"
             assert stat.S_IMODE(store.stat().st_mode) == 0o600

@@ -10,8 +10,9 @@ import pytest
 from mcpbind import Client
 from mcpbind.client.auth import ClientCredentials, MemoryTokenStore
 from mcpbind.protocol.errors import McpError
+from tests.auth.approver import Approver
 from tests.auth.server import serve_authorization_server
-from tests.auth.stack import Approver, oauth_for, serve_protected
+from tests.auth.stack import oauth_for, serve_protected
 from tests.auth.test_sign_in import text_of
 
 pytestmark = pytest.mark.anyio

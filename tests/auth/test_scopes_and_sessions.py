@@ -14,8 +14,9 @@ from mcpbind import Client
 from mcpbind.client.auth import MemoryTokenStore
 from mcpbind.oauth.challenge import bearer_challenge
 from mcpbind.protocol.errors import McpError
+from tests.auth.approver import Approver
 from tests.auth.server import serve_authorization_server
-from tests.auth.stack import Approver, oauth_for, serve_protected
+from tests.auth.stack import oauth_for, serve_protected
 from tests.auth.test_sign_in import text_of
 
 pytestmark = pytest.mark.anyio

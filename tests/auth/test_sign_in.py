@@ -12,9 +12,10 @@ import pytest
 
 from mcpbind import Client, types
 from mcpbind.client.auth import FileTokenStore, MemoryTokenStore
+from tests.auth.approver import Approver
 from tests.auth.server import serve_authorization_server
 from tests.auth.signing import Algorithm
-from tests.auth.stack import Approver, oauth_for, serve_protected
+from tests.auth.stack import oauth_for, serve_protected
 
 pytestmark = pytest.mark.anyio
 

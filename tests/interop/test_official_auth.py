@@ -8,32 +8,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from mcpbind.client.auth import FileTokenStore, OAuth
 from mcpbind.client.client import Client
 from mcpbind.oauth.registration import ClientMetadata
 from mcpbind.schema import v2025_11_25 as types
+from tests.auth.approver import Approver
 from tests.interop.child_http import child_http_server
 
 pytestmark = pytest.mark.anyio
 
 SERVER = Path(__file__).with_name("official_auth_server.py")
-
-
-class Approver:
-    """The user: the SDK's authorization endpoint (with the test's provider) redirects at once."""
-
-    def __init__(self) -> None:
-        self.urls: list[str] = []
-
-    async def __call__(self, url: str) -> str:
-        self.urls.append(url)
-        async with httpx.AsyncClient(follow_redirects=False) as http:
-            response = await http.get(url)
-        assert response.status_code in (302, 303, 307), response.text
-        return response.headers["Location"]
 
 
 def _oauth(url: str, approver: Approver, store: FileTokenStore) -> OAuth:
@@ -49,7 +35,7 @@ def _oauth(url: str, approver: Approver, store: FileTokenStore) -> OAuth:
 
 async def test_mcpbind_authorizes_with_the_official_sdk(tmp_path: Path) -> None:
     store = FileTokenStore(tmp_path / "tokens.json")
-    approver = Approver()
+    approver = Approver(redirects=(302, 303, 307))  # the SDK's authorization endpoint redirects at once
     command = [sys.executable, str(SERVER)]
     async with child_http_server(lambda port: [*command, str(port)], "official") as url:
         async with Client("mcpbind-interop", "1.0").connect_url(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,6 @@ import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-import mcpbind
 from mcpbind.protocol.errors import CONNECTION_CLOSED
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
@@ -28,6 +26,8 @@ from mcpbind.server.server import Server
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.memory import MemoryTransport
 from mcpbind.transports.stdio import spawn_stdio_server
+from tests.cli_harness import mcpbind_command
+from tests.harness import child_env
 
 pytestmark = pytest.mark.anyio
 
@@ -58,20 +58,13 @@ def text(answer: dict[str, Any]) -> str:
     return value
 
 
-def child_env() -> dict[str, str]:
-    """The environment for a child that imports mcpbind as this test does (a source checkout)."""
-    roots = dict.fromkeys(str(Path(entry).resolve().parent) for entry in mcpbind.__path__)
-    inherited = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([*roots, *([inherited] if inherited else [])])}
-
-
 LAUNCHERS = ["run_stdio_sync", "mcpbind serve"]
 
 
 def command(launcher: str, backend: str) -> list[str]:
     if launcher == "run_stdio_sync":
         return [sys.executable, str(README_SERVER), backend]
-    return [sys.executable, "-m", "mcpbind", "serve", str(README_SERVER), "--backend", backend]
+    return mcpbind_command("serve", str(README_SERVER), "--backend", backend)
 
 
 async def run_to_end(

@@ -30,8 +30,8 @@ from joserfc.jwk import ECKey
 
 from mcpbind.oauth.challenge import format_challenge
 from mcpbind.server.server import Server
+from tests.raw_asgi import Scope, read_body
 
-Scope = dict[str, Any]
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -129,12 +129,7 @@ class OAuthApp:
         if path == "/mcp":
             await self._mcp(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         form = {key: values[0] for key, values in parse_qs(body.decode()).items()}
         query = {key: values[0] for key, values in parse_qs(scope["query_string"].decode()).items()}

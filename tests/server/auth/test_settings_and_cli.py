@@ -4,8 +4,6 @@ wrong), and ``mcpbind serve --transport http --auth-*`` serves a protected serve
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from typing import Any
 
 import httpx
@@ -13,9 +11,9 @@ import pytest
 
 from mcpbind.server.auth import IntrospectionVerifier, JWTVerifier, ResourceServerAuth
 from mcpbind.server.auth.cli_options import add_auth_arguments, auth_from_arguments
-from tests.harness import child_env
+from tests.cli_harness import free_port, mcpbind_serving, run_mcpbind
 from tests.server.auth.tokens import ISSUER, JWKS_URL, RESOURCE
-from tests.test_cli_failures import CALLS_ONLY, free_port, stop, wait_listening
+from tests.test_cli_failures import CALLS_ONLY
 
 
 class Custom:
@@ -112,24 +110,7 @@ def test_the_command_line_options() -> None:
 
 
 def test_bad_auth_options_are_a_usage_error() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mcpbind",
-            "serve",
-            CALLS_ONLY,
-            "--transport",
-            "http",
-            "--auth-issuer",
-            ISSUER,
-        ],
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        timeout=60,
-        check=False,
-    )
+    done = run_mcpbind("serve", CALLS_ONLY, "--transport", "http", "--auth-issuer", ISSUER)
     assert done.returncode == 2
     assert "exactly one way to verify tokens" in done.stderr
 
@@ -138,31 +119,14 @@ def test_bad_auth_options_are_a_usage_error() -> None:
 def test_serve_protected_from_the_command_line(backend: str) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    serving = subprocess.Popen(
-        [sys.executable, "-m", "mcpbind", "serve", CALLS_ONLY, "--transport", "http", "--port", str(port)]
-        + [
-            "--backend",
-            backend,
-            "--auth-issuer",
-            ISSUER,
-            "--auth-jwks-url",
-            JWKS_URL,
-            "--auth-scopes",
-            "mcp,tools",
-        ],
-        env=child_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(port, serving)
+    options = ("--backend", backend, "--auth-issuer", ISSUER, "--auth-jwks-url", JWKS_URL)
+    with mcpbind_serving(
+        CALLS_ONLY, "--transport", "http", *options, "--auth-scopes", "mcp,tools", port=port
+    ):
         metadata = httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp", timeout=10)
         refused = httpx.post(
             url, json={}, headers={"accept": "application/json, text/event-stream"}, timeout=10
         )
-    finally:
-        stop(serving)
     assert metadata.json() == {
         "resource": url,
         "authorization_servers": [ISSUER],

@@ -21,6 +21,8 @@ from typing import Any
 
 import anyio
 
+from tests.raw_asgi import Receive, Send, answer_lifespan, read_body
+
 __all__ = [
     "HOLD",
     "FakeServer",
@@ -33,9 +35,6 @@ __all__ = [
     "rpc_error",
     "rpc_result",
 ]
-
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -194,21 +193,11 @@ class FakeServer:
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await answer_lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         seen = Seen(scope["method"], headers, body, anyio.current_time())
         self.seen.append(seen)

@@ -60,6 +60,19 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
+# What a raw client sends first (ident 1).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+
+
 def notification(method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
@@ -421,17 +434,7 @@ async def test_the_new_sessions_initialize_answer_is_not_delivered() -> None:
     fake = FakeServer()
     async with serve_asgi(fake) as base, open_streamable_http(f"{base}/mcp") as transport:
         with anyio.fail_after(TIMEOUT):
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-            await transport.send(json.dumps(init).encode())
+            await transport.send(json.dumps(INITIALIZE).encode())
             assert json.loads(await transport.receive())["id"] == 1
             await transport.send(json.dumps(notification("notifications/initialized")).encode())
             fake.expire_sessions()
@@ -688,17 +691,7 @@ async def test_message_too_large_type_is_the_transport_protocols() -> None:
         open_streamable_http(f"{base}/mcp", max_message_size=200) as transport,
     ):
         with anyio.fail_after(TIMEOUT):
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "r", "version": "1"},
-                },
-            }
-            await transport.send(json.dumps(init).encode())
+            await transport.send(json.dumps(INITIALIZE).encode())
             await transport.receive()
             await transport.send(json.dumps(notification("notifications/initialized")).encode())
             with pytest.raises(MessageTooLarge) as info:

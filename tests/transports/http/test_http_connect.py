@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 
 import anyio
-import httpx
 import pytest
 
 from mcpbind.client.client import Client
@@ -21,7 +16,7 @@ from mcpbind.transports.http.client import HTTPTransportError
 from mcpbind.transports.http.legacy import LegacySSEApp
 from mcpbind.transports.http.server import StreamableHTTPApp
 from mcpbind.versions import HANDSHAKE_VERSIONS
-from tests.harness import child_env
+from tests.cli_harness import free_port, mcpbind_serving, run_mcpbind
 from tests.http_harness import serve_asgi
 
 
@@ -94,62 +89,17 @@ async def test_auto_falls_back_to_legacy_sse() -> None:
             assert refused.value.status in (400, 404, 405)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def test_cli_serves_http_and_calls_a_url(tmp_path: object) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    serve = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcpbind",
-            "serve",
-            "examples/everything.py",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-        ],
-        env=child_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or serve.poll() is not None:
-                    raise AssertionError("the server did not start") from None
-                time.sleep(0.05)
-
-        def call(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "mcpbind", "call", url, *args],
-                env=child_env(),
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-
-        listed = call("tools/list")
+    with mcpbind_serving("examples/everything.py", "--transport", "http", port=port):
+        listed = run_mcpbind("call", url, "tools/list")
         assert listed.returncode == 0, listed.stderr
         assert "add" in [tool["name"] for tool in json.loads(listed.stdout)]
-        added = call("tools/call", "add", "--arg", "a=2", "--arg", "b=40")
+        added = run_mcpbind("call", url, "tools/call", "add", "--arg", "a=2", "--arg", "b=40")
         assert added.returncode == 0, added.stderr
         assert json.loads(added.stdout)["structuredContent"] == {"result": 42}
-        missing = call("tools/call", "nope")
+        missing = run_mcpbind("call", url, "tools/call", "nope")
         assert missing.returncode == 1
         assert json.loads(missing.stderr)["code"] == INVALID_PARAMS
         assert "Traceback" not in missing.stderr
-    finally:
-        serve.terminate()
-        serve.wait(timeout=10)

@@ -34,6 +34,8 @@ from mcpbind.transports.http.client import LegacySSEError, LegacySSETransport, o
 from mcpbind.transports.http.legacy import LegacySession, LegacySSEApp
 from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.http_harness import ServerName, serve_asgi
+from tests.http_server_helpers import Probe as HttpProbe
+from tests.raw_asgi import answer_lifespan, read_body
 
 methods = types.methods
 TIMEOUT = 15.0
@@ -51,13 +53,11 @@ INITIALIZE = {
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-class Probe:
+class Probe(HttpProbe):
     """What the test server's tools saw; events tests wait on."""
 
     def __init__(self) -> None:
-        self.started = anyio.Event()
-        self.cancelled = anyio.Event()
-        self.release = anyio.Event()
+        super().__init__()
         self.notified = 0
 
 
@@ -87,12 +87,7 @@ def make_server(probe: Probe, max_pending_requests: int = 64) -> Server:
 
     @server.tool()
     async def wait(ctx: RequestContext) -> str:
-        probe.started.set()
-        try:
-            await probe.release.wait()
-        except anyio.get_cancelled_exc_class():
-            probe.cancelled.set()
-            raise
+        await probe.hold()
         return "released"
 
     @server.tool()
@@ -813,19 +808,11 @@ class ScriptedServer:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await receive()
-            await send({"type": "lifespan.startup.complete"})
-            await receive()
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
         if scope["method"] == "POST":
-            body = b""
-            while True:
-                message = await receive()
-                body += message.get("body", b"")
-                if not message.get("more_body"):
-                    break
+            body = await read_body(receive)
             self.posts.append((headers, body))
             await send({"type": "http.response.start", "status": self.post_status, "headers": []})
             await send(

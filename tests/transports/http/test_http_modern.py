@@ -89,23 +89,13 @@ def modern_server(probe: Probe | None = None) -> Server:
     async def tick(ctx: RequestContext) -> str:
         """One progress notification, then waits for the test."""
         await ctx.report_progress(1, 2, "first")
-        probe.started.set()
-        try:
-            await probe.release.wait()
-        except anyio.get_cancelled_exc_class():
-            probe.cancelled.set()
-            raise
+        await probe.hold()
         return "ticked"
 
     async def listen(params: Any, ctx: RequestContext) -> Any:
         for _ in range(2):
             await ctx.notify(types.methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, types.NotificationParams())
-        probe.started.set()
-        try:
-            await probe.release.wait()
-        except anyio.get_cancelled_exc_class():
-            probe.cancelled.set()
-            raise
+        await probe.hold()
         return types.Result()
 
     server.request_handlers["subscriptions/listen"] = listen

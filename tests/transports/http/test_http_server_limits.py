@@ -10,7 +10,6 @@ import logging
 import resource
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -29,6 +28,7 @@ from mcpbind.transports.http.server import HttpSessionTransport, StreamableHTTPA
 from mcpbind.transports.http.server.embedded import LogRateLimiter
 from mcpbind.transports.http.server.listeners import Listener
 from tests import http_server_helpers as helpers
+from tests.cli_harness import free_port, mcpbind_command, run_mcpbind, wait_listening
 from tests.harness import child_env
 from tests.http_harness import ServerName, loopback_socket
 from tests.http_server_helpers import call, make_server, open_session, post, request, running
@@ -700,11 +700,9 @@ def test_slow_connections_do_not_lock_clients_out(backend: str) -> None:
     """``mcpbind serve`` with few file descriptors, and more connections than it can hold that
     send part of a request head and wait: each is closed after ``--header-timeout``, so a real
     client gets through soon, and the failing accepts meanwhile leave a few lines of log."""
-    sock = loopback_socket()
-    port = sock.getsockname()[1]
-    sock.close()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    command = [sys.executable, "-m", "mcpbind", "serve", "examples/everything.py", "--transport", "http"]
+    command = mcpbind_command("serve", "examples/everything.py", "--transport", "http")
     command += ["--port", str(port), "--backend", backend, "--header-timeout", "1"]
 
     def few_descriptors() -> None:
@@ -716,14 +714,7 @@ def test_slow_connections_do_not_lock_clients_out(backend: str) -> None:
         )
         slow: list[socket.socket] = []
         try:
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    httpx.get(url, timeout=1)
-                    break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline and serve.poll() is None, "the server did not start"
-                    time.sleep(0.05)
+            wait_listening(port, serve, timeout=20)
             for _ in range(120):
                 connection = socket.create_connection(("127.0.0.1", port), timeout=5)
                 connection.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -753,13 +744,15 @@ def test_serving_on_a_taken_port_says_so(backend: str) -> None:
     taken = loopback_socket()
     try:
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [sys.executable, "-m", "mcpbind", "serve", "examples/everything.py", "--transport", "http"]
-            + ["--port", str(port), "--backend", backend],
-            env=child_env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
+        done = run_mcpbind(
+            "serve",
+            "examples/everything.py",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--backend",
+            backend,
         )
     finally:
         taken.close()
