@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
 import anyio
 from msgspec import UnsetType
 
-from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
+from mcpbind.protocol.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.runtime.session import Session
 from mcpbind.store.base import Store
 from mcpbind.store.errors import StoreUnavailable
@@ -301,7 +301,7 @@ class StreamableHTTPApp(Generic[ServerT]):
             )
         except StoreUnavailable as lost:
             log.warning("a request failed, the store being unavailable: %s", lost)
-            unavailable = HttpError(503, INTERNAL_ERROR, f"Service unavailable: {lost}", headers=_RETRY_SOON)
+            unavailable = HttpError(503, lost.code, lost.message, headers=_RETRY_SOON)
             await send_error(send, unavailable, EMPTY)
 
     def _on_path(self, scope: Scope) -> bool:
