@@ -428,6 +428,10 @@ class Session(Sender):
                 return
             await done.wait()
 
+    def is_handling(self, ident: RequestId) -> bool:
+        """Whether the received request ``ident`` is being handled (not answered yet)."""
+        return ident in self._handlers
+
     def cancel_received(self, ident: RequestId) -> bool:
         """Stop the handler of the received request ``ident``, which will send no response, as
         the peer's ``notifications/cancelled`` does (a transport calls it when the peer went
