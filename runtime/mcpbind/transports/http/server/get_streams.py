@@ -2,14 +2,15 @@
 request (it gets the session's backlog first), and the resumption of a stream the client lost,
 by ``Last-Event-ID``, from the event store: a POST stream up to its response, a GET stream as a
 GET stream. A POST stream another worker is still writing (workers sharing a store) is
-followed through the store until its response."""
+followed through the store until its response, or until it has been silent ``max_silence``
+seconds (its worker may be gone: the client resumes it again, through any worker)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import msgspec
@@ -36,6 +37,8 @@ log = logging.getLogger("mcpbind.http")
 # ``follow(session_id, event_id)``: the events of a stream after ``event_id``, as any worker
 # appends them (see StoreEventStore.follow).
 Follow = Callable[[str, str], AbstractAsyncContextManager[AsyncIterator[StoredEvent]]]
+# How long a followed stream of another worker may stay silent before its resumption ends.
+MAX_SILENCE: Final = 60.0
 
 
 def _is_response(data: bytes) -> bool:
@@ -58,6 +61,7 @@ class GetStreams:
         keepalive: float | None,
         relays: Callable[..., Coroutine[Any, Any, None]] | None = None,
         follow: Follow | None = None,
+        max_silence: float = MAX_SILENCE,
     ) -> None:
         self.event_store = event_store
         self.keepalive = keepalive
@@ -67,6 +71,7 @@ class GetStreams:
         self.relays = relays
         # What follows a POST stream another worker writes (workers sharing an event store).
         self.follow = follow
+        self.max_silence = max_silence
 
     async def listen(
         self,
@@ -164,7 +169,8 @@ class GetStreams:
         self, state: SessionState, after: str, replay: list[bytes], receive: Receive, send: Send
     ) -> None:
         """Resume a POST stream another worker is writing: ``replay``, then its events as that
-        worker appends them, up to its response (or the client going away, or the store)."""
+        worker appends them, up to its response (or the client going away, the store lost, or
+        ``max_silence`` seconds without an event)."""
         gone = Flag()
         async with anyio.create_task_group() as tg:
             tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, gone)
@@ -174,16 +180,22 @@ class GetStreams:
                 await write(send, chunk)
             out, events = anyio.create_memory_object_stream[StoredEvent]()
             tg.start_soon(self._take, state.id, after, out)
+            keepalive = self.max_silence if self.keepalive is None else self.keepalive
             async with events:
+                last = anyio.current_time()
                 while True:
+                    silence = self.max_silence - (anyio.current_time() - last)
                     try:
-                        with anyio.fail_after(self.keepalive):
+                        with anyio.fail_after(max(0.0, min(keepalive, silence))):
                             event = await events.receive()
                     except TimeoutError:
+                        if anyio.current_time() - last >= self.max_silence:
+                            break  # its worker may be gone: the client resumes it again
                         await write(send, PING)
                         continue
                     except anyio.EndOfStream:
                         break
+                    last = anyio.current_time()
                     if event.data:
                         await write(send, encode_event(event.data, event.id))
                         if _is_response(event.data):
