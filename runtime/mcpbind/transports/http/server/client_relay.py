@@ -54,9 +54,11 @@ _RECORDED: Final = frozenset({"notifications/initialized"})
 
 
 class _Relayed(msgspec.Struct, array_like=True, frozen=True):
-    worker: str
+    # (The worker last: a worker of the release before, which relayed responses only as
+    # [session, body], reads these and is read.)
     session: str
     body: msgspec.Raw
+    worker: str = ""
 
 
 class _Params(msgspec.Struct):
@@ -131,7 +133,7 @@ class ClientRelay:
         return True
 
     async def _publish(self, state: SessionState, body: bytes) -> None:
-        message = _Relayed(self.worker, state.id, msgspec.Raw(body))
+        message = _Relayed(state.id, msgspec.Raw(body), self.worker)
         await self.store.publish(ANSWERS, _ENCODER.encode(message))
 
     @asynccontextmanager
