@@ -6,6 +6,7 @@ import anyio
 import pytest
 
 from mcpbind.store import Store
+from mcpbind.store.base import appended_channel
 
 pytestmark = pytest.mark.anyio
 
@@ -97,6 +98,16 @@ async def test_streams_keep_entries_in_order(store: Store) -> None:
         await store.read_after("log", "bogus", limit=10)
     with pytest.raises(ValueError, match="limit"):
         await store.read_after("log", None, limit=0)
+
+
+async def test_each_entry_appended_is_announced(stores: tuple[Store, Store]) -> None:
+    one, other = stores
+    async with one.subscribe(appended_channel("told")) as announced:
+        first = await other.append("told", b"a", max_length=10, ttl=60)
+        await other.append("untold", b"b", max_length=10, ttl=60)
+        second = await other.append("told", b"c", max_length=10, ttl=60)
+        with anyio.fail_after(10):
+            assert [await anext(announced), await anext(announced)] == [first.encode(), second.encode()]
 
 
 async def test_streams_are_capped(store: Store) -> None:

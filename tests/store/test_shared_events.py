@@ -3,11 +3,12 @@ another, capped and expiring; an app given a store keeps its events there."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from mcpbind.server.server import Server
 from mcpbind.store import MemoryStore, Store
-from mcpbind.transports.http.events import MemoryEventStore
+from mcpbind.transports.http.events import MemoryEventStore, StoredEvent
 from mcpbind.transports.http.server.shared_events import StoreEventStore
 
 pytestmark = pytest.mark.anyio
@@ -32,6 +33,26 @@ async def test_events_written_by_one_worker_are_replayed_by_another(stores: tupl
     third = await other.append("s1", "pA.1", b"third")
     found = await one.replay("s1", second)
     assert found is not None and [(e.id, e.data) for e in found[1]] == [(third, b"third")]
+
+
+async def test_a_stream_is_followed_as_another_worker_appends(stores: tuple[Store, Store]) -> None:
+    one, other = StoreEventStore(stores[0]), StoreEventStore(stores[1])
+    priming = await one.append("s1", "pA.1", b"")
+    first = await one.append("s1", "pA.1", b"first")
+    async with other.follow("s1", priming) as events:
+        assert await anext(events) == StoredEvent(first, b"first")  # what was there already
+        second = await one.append("s1", "pA.1", b"second")
+        await one.append("s1", "pA.2", b"another stream")
+        third = await one.append("s1", "pA.1", b"third")
+        with anyio.fail_after(10):
+            assert [await anext(events), await anext(events)] == [
+                StoredEvent(second, b"second"),
+                StoredEvent(third, b"third"),
+            ]
+    # A stream that is gone (delivered and forgotten, or expired) has nothing to follow.
+    await one.forget_stream("s1", "pA.1")
+    async with other.follow("s1", third) as events:
+        assert [event async for event in events] == []
 
 
 async def test_ids_never_issued_and_forgotten_streams(stores: tuple[Store, Store]) -> None:

@@ -9,6 +9,7 @@ specification's (``io.modelcontextprotocol/...``). Nothing here keeps state betw
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -56,6 +57,7 @@ REMOVED_METHODS: Final = frozenset(
     }
 )
 
+_NO_EXTENSIONS: Final[AbstractSet[str]] = frozenset()
 _LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -66,7 +68,8 @@ class Envelope:
     ``client_capabilities`` is typed with the handler-facing types (``mcpbind.types``);
     ``log_level`` is ``None`` when the request asked for no log messages (then none are sent
     for it). ``extensions``: the identifiers of the extensions the request's capabilities
-    declare (``extensions`` of ``clientCapabilities``, which the handler-facing struct lacks).
+    declare (``extensions`` of ``clientCapabilities``, which the handler-facing struct lacks): a
+    set (the keys of that object, as received).
     ``input_responses`` and ``request_state`` are a multi round-trip retry's
     (``tools/call``, ``prompts/get``, ``resources/read``), as received: ``None`` when absent.
     """
@@ -77,7 +80,7 @@ class Envelope:
     log_level: types.LoggingLevel | None = None
     input_responses: Mapping[str, Any] | None = None
     request_state: str | None = None
-    extensions: frozenset[str] = frozenset()
+    extensions: AbstractSet[str] = frozenset()
 
 
 def is_modern_meta(meta: Any) -> bool:
@@ -131,7 +134,8 @@ def read_envelope(
             f"Invalid params: `params._meta[{LOG_LEVEL!r}]` must be one of {', '.join(_LEVELS)}",
         )
     declared = raw_capabilities.get("extensions") if isinstance(raw_capabilities, dict) else None
-    extensions = frozenset(declared) if isinstance(declared, dict) else frozenset()
+    # The declared object's keys as they are (a set view: nothing built per request).
+    extensions = declared.keys() if isinstance(declared, dict) else _NO_EXTENSIONS
     return Envelope(version, capabilities, info, level, extensions=extensions)
 
 

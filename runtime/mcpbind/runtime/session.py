@@ -53,7 +53,6 @@ from mcpbind.runtime.lifespan import Lifespan
 from mcpbind.runtime.rounds import RoundsPolicy, serve_in_rounds
 from mcpbind.runtime.sender import SESSION_CLOSED, ProgressCallback, Sender, Spawn
 from mcpbind.runtime.workers import Workers
-from mcpbind.store.errors import StoreUnavailable
 from mcpbind.transports.base import Transport
 
 if sys.version_info < (3, 11):  # pragma: no cover
@@ -429,6 +428,10 @@ class Session(Sender):
                 return
             await done.wait()
 
+    def is_handling(self, ident: RequestId) -> bool:
+        """Whether the received request ``ident`` is being handled (not answered yet)."""
+        return ident in self._handlers
+
     def cancel_received(self, ident: RequestId) -> bool:
         """Stop the handler of the received request ``ident``, which will send no response, as
         the peer's ``notifications/cancelled`` does (a transport calls it when the peer went
@@ -495,11 +498,6 @@ class Session(Sender):
                     result = await finish(call, result, run)
             except McpError as exc:
                 data = self.connection.respond_error(ident, exc)
-            except StoreUnavailable as exc:  # not a bug: told as it is (it names no secret)
-                log.warning("handler for %s failed: %s", event.method, exc)
-                data = self.connection.respond_error(
-                    ident, McpError(INTERNAL_ERROR, f"Service unavailable: {exc}")
-                )
             except Exception as exc:
                 log.exception("handler for %s failed", event.method)
                 message = f"Internal error: {exc}" if self.expose_internal_errors else "Internal error"

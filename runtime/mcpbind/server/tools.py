@@ -24,8 +24,8 @@ decoding, return values converted to MCP content.
 - Sync functions run in a worker thread.
 - Failures: a :class:`~mcpbind.protocol.errors.ToolError` the tool raises becomes an ``isError`` result
   with its message (meant for the model, as the spec's tool execution errors are). A
-  :class:`~mcpbind.protocol.errors.McpError` is a protocol error with its code and message, and so is
-  a :class:`~mcpbind.store.StoreUnavailable` (``Service unavailable: ...``). Any other
+  :class:`~mcpbind.protocol.errors.McpError` is a protocol error with its code and message (a
+  :class:`~mcpbind.store.StoreUnavailable` is one: ``Service unavailable: ...``). Any other
   exception is unexpected: it is logged (logger ``mcpbind.server.tools``, with the traceback) and
   becomes an ``isError`` result saying ``Error in tool NAME: internal error``, with the
   exception's text instead only when the server was made with ``expose_internal_errors=True``.
@@ -48,7 +48,6 @@ from mcpbind.protocol.unions import ResolvedUnion
 from mcpbind.runtime.context import RequestContext
 from mcpbind.server.callables import InvalidArguments, UserFunction
 from mcpbind.server.media import Media
-from mcpbind.store.errors import StoreUnavailable
 from mcpbind.versions import TOOL_INPUT_ERRORS_AS_PROTOCOL_ERRORS
 
 __all__ = ["FunctionTool"]
@@ -253,7 +252,7 @@ class FunctionTool:
             return _error_result(exc.message)
         try:
             value = await self._function.call(kwargs, ctx)
-        except (McpError, StoreUnavailable):  # (a lost store: an error of the server, not the tool's)
+        except McpError:  # (a lost store too: an error of the server, not the tool's)
             raise
         except ToolError as exc:
             return _error_result(str(exc))

@@ -19,7 +19,7 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Store", "stream_id_key"]
+__all__ = ["Store", "appended_channel", "stream_id_key"]
 
 StoreT = TypeVar("StoreT", bound="Store")
 
@@ -46,7 +46,9 @@ class Store(Protocol):
     * ``append(stream, data, max_length=..., ttl=...)``: add an entry to a stream, keep about
       its last ``max_length`` entries (at least that many), and let the whole stream expire
       ``ttl`` seconds after its last entry; returns the entry's id. Ids increase; compare
-      them with :func:`stream_id_key` only.
+      them with :func:`stream_id_key` only. The entry's id is published on the channel
+      :func:`appended_channel` names, in the same step: a reader waiting for the stream's new
+      entries subscribes to it, then reads what it missed (:meth:`read_after`).
     * ``read_after(stream, after_id, limit=...)``: up to ``limit`` entries after the entry
       ``after_id`` (``None``: from the first kept), oldest first, as ``(id, data)``;
       :class:`ValueError` for an id that is not one.
@@ -92,3 +94,8 @@ def stream_id_key(entry_id: str) -> tuple[int, int]:
     if not (dash and first.isascii() and first.isdigit() and second.isascii() and second.isdigit()):
         raise ValueError(f"not a stream entry id: {entry_id[:64]!r}")
     return int(first), int(second)
+
+
+def appended_channel(stream: str) -> str:
+    """The channel each entry appended to ``stream`` is announced on (its id)."""
+    return f"appended:{stream}"

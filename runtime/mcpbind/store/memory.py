@@ -13,7 +13,7 @@ from types import TracebackType
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-from mcpbind.store.base import stream_id_key
+from mcpbind.store.base import appended_channel, stream_id_key
 
 __all__ = ["MemoryStore"]
 
@@ -177,6 +177,7 @@ class MemoryStore:
         kept.entries.append((entry_id, bytes(data)))
         kept.deadline = deadline
         self._wrote()
+        await self.publish(appended_channel(stream), entry_id.encode("ascii"))
         return entry_id
 
     async def read_after(self, stream: str, after_id: str | None, *, limit: int) -> list[tuple[str, bytes]]:

@@ -22,7 +22,7 @@ import anyio
 import coredis
 from coredis.exceptions import RedisError, ResponseError
 
-from mcpbind.store.base import stream_id_key
+from mcpbind.store.base import appended_channel, stream_id_key
 from mcpbind.store.errors import StoreUnavailable
 
 if sys.version_info < (3, 11):  # pragma: no cover
@@ -32,11 +32,13 @@ __all__ = ["RedisStore"]
 
 T = TypeVar("T")
 
-# Appends an entry to a stream capped at about ARGV[1] entries, and sets the stream's time to
-# live (ARGV[3] milliseconds), in one step: no stream is left without an expiry.
+# Appends an entry to a stream capped at about ARGV[1] entries, sets the stream's time to live
+# (ARGV[3] milliseconds) and announces the entry's id on the channel ARGV[4], in one step: no
+# stream is left without an expiry, and no reader waiting for the entry misses it.
 _APPEND: Final = """
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], id)
 return id
 """
 
@@ -235,7 +237,10 @@ class RedisStore:
     async def append(self, stream: str, data: bytes, *, max_length: int, ttl: float) -> str:
         if max_length < 1:
             raise ValueError("max_length must be positive")
-        request = self._open().eval(_APPEND, keys=[self._key(stream)], args=[max_length, data, _millis(ttl)])
+        channel = self._key(appended_channel(stream))
+        request = self._open().eval(
+            _APPEND, keys=[self._key(stream)], args=[max_length, data, _millis(ttl), channel]
+        )
         entry_id: Any = await self._run("XADD", request)
         return entry_id.decode("ascii") if isinstance(entry_id, bytes) else str(entry_id)
 

@@ -14,26 +14,26 @@ from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
 import anyio
 from msgspec import UnsetType
 
-from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
-from mcpbind.runtime.session import Session
+from mcpbind.protocol.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.store.base import Store
 from mcpbind.store.errors import StoreUnavailable
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http._asgi import Headers, Receive, Scope, Send, lifespan
 from mcpbind.transports.http.body import BodyReader
 from mcpbind.transports.http.endpoint import ServerEndpoint
-from mcpbind.transports.http.errors import EMPTY, SESSION_NOT_FOUND, HttpError, send_empty, send_error
+from mcpbind.transports.http.errors import EMPTY, HttpError, send_empty, send_error
 from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.media_types import accepts, is_json
 from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
 from mcpbind.transports.http.server.delivery import delivery_for
 from mcpbind.transports.http.server.get_streams import GetStreams
 from mcpbind.transports.http.server.modern import ModernPosts
-from mcpbind.transports.http.server.post import Post, RequestAnswers
+from mcpbind.transports.http.server.post import RequestAnswers
 from mcpbind.transports.http.server.request import RequestHead, peek_message, request_id
+from mcpbind.transports.http.server.session_posts import SessionPosts
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
 from mcpbind.transports.http.server.shared_events import default_event_store, worker_stream_tag
-from mcpbind.transports.http.server.shared_sessions import DEFAULT_SESSION_TTL, SharedSessions
+from mcpbind.transports.http.server.sharing import SessionSharing
 from mcpbind.transports.http.server.stateless import StatelessPosts
 from mcpbind.versions import MODERN_VERSIONS, STREAMABLE_HTTP_ASSUMED_VERSION
 
@@ -188,8 +188,8 @@ class StreamableHTTPApp(Generic[ServerT]):
             stream_tag=worker_stream_tag(store),
         )
         # With a store, sessions are kept there too, and any worker serves any of them.
-        self._shared = (
-            SharedSessions(store, self._table, server, ttl=session_idle_timeout or DEFAULT_SESSION_TTL)
+        self._sharing = (
+            SessionSharing(store, self._table, server, ttl=session_idle_timeout, event_store=self.event_store)
             if store is not None and not stateless
             else None
         )
@@ -199,9 +199,16 @@ class StreamableHTTPApp(Generic[ServerT]):
             max_body_size, timeout=body_timeout, in_flight_limit=max_body_bytes_in_flight
         )
         answers = RequestAnswers(self._table, keepalive_interval)
-        self._answer = answers.json if json_response else answers.sse
-        relays = self._shared.take_relayed if self._shared is not None else None
-        self._get_streams = GetStreams(self.event_store, keepalive_interval, relays)
+        self._session_posts = SessionPosts(
+            self._table, answers.json if json_response else answers.sse, self._sharing
+        )
+        sharing = self._sharing
+        self._get_streams = GetStreams(
+            self.event_store,
+            keepalive_interval,
+            None if sharing is None else sharing.take_relayed,
+            None if sharing is None else sharing.follow,
+        )
         self._stateless = StatelessPosts(
             server,
             answers,
@@ -250,8 +257,8 @@ class StreamableHTTPApp(Generic[ServerT]):
                 await shared.enter_async_context(self.store)
             await shared.enter_async_context(self.server.serving(store=self.store))
             await shared.enter_async_context(self._table.run())
-            if self._shared is not None:
-                await shared.enter_async_context(self._shared.running())
+            if self._sharing is not None:
+                await shared.enter_async_context(self._sharing.running())
             try:
                 yield self
             finally:
@@ -301,7 +308,7 @@ class StreamableHTTPApp(Generic[ServerT]):
             )
         except StoreUnavailable as lost:
             log.warning("a request failed, the store being unavailable: %s", lost)
-            unavailable = HttpError(503, INTERNAL_ERROR, f"Service unavailable: {lost}", headers=_RETRY_SOON)
+            unavailable = HttpError(503, lost.code, lost.message, headers=_RETRY_SOON)
             await send_error(send, unavailable, EMPTY)
 
     def _on_path(self, scope: Scope) -> bool:
@@ -367,64 +374,7 @@ class StreamableHTTPApp(Generic[ServerT]):
         if self.stateless:
             await self._stateless.answer(method, ident, body, version, receive, send, self._table.spawn)
             return
-        initialize = method == "initialize"
-        if initialize:
-            if request.session_id is not None:
-                raise HttpError(
-                    400,
-                    INVALID_REQUEST,
-                    "Bad request: initialize must not carry an Mcp-Session-Id",
-                    None if isinstance(ident, UnsetType) else ident,
-                )
-            state = self._table.new()
-        else:
-            state = await self._find(request.session_id)
-            if method == "notifications/initialized" and self._shared is not None:
-                await self._shared.initialized(state)
-        state.active += 1
-        try:
-            session = state.session
-            if session.closed:
-                raise HttpError(404, SESSION_NOT_FOUND, "Session ended")
-            if not is_request:
-                if not isinstance(ident, UnsetType) and ident is not None and isinstance(method, UnsetType):
-                    if self._shared is not None and await self._shared.relayed(state, ident, body):
-                        await send_empty(send, 202, list(state.header))  # (another worker's request)
-                        return
-                await self._accept(session, body, not isinstance(method, UnsetType), send, list(state.header))
-                return
-            assert ident is not None and not isinstance(ident, UnsetType)
-            if state.transport.in_flight(ident):
-                raise HttpError(400, INVALID_REQUEST, f"Request id {ident!r} is already in use", ident)
-            spawn = self._table.spawn
-            assert spawn is not None
-            await self._answer(Post(state, ident, body, receive, send, initialize, spawn))
-        finally:
-            state.active -= 1
-            state.last_seen = time.monotonic()
-
-    async def _accept(
-        self, session: Session, body: bytes, notification: bool, send: Send, headers: Headers
-    ) -> None:
-        """A notification or a response: 202. A response wakes its waiter before the answer; a
-        notification's handler runs after it, so that the client is not held by a slow one."""
-        if not notification:
-            try:
-                await session.feed(body)
-            except anyio.ClosedResourceError:
-                raise HttpError(404, SESSION_NOT_FOUND, "Session ended") from None
-        await send_empty(send, 202, headers)
-        if notification:
-            try:
-                await session.feed(body)
-            except anyio.ClosedResourceError:
-                pass
-
-    async def _find(self, session_id: bytes | None) -> SessionState:
-        """The session a request names (from the store's record, with one)."""
-        if self._shared is not None:
-            return await self._shared.find(session_id)
-        return self._table.find(session_id)
+        await self._session_posts.answer(request.session_id, method, ident, body, receive, send)
 
     # -- GET ----------------------------------------------------------------------------
 
@@ -432,7 +382,7 @@ class StreamableHTTPApp(Generic[ServerT]):
         if request.accept is None or not accepts(request.accept)[1]:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream")
         self._version(request)
-        state = await self._find(request.session_id)
+        state = await self._session_posts.find(request.session_id)
         state.active += 1
         try:
             if request.last_event_id is not None and self.event_store is not None:
@@ -447,9 +397,9 @@ class StreamableHTTPApp(Generic[ServerT]):
 
     async def _delete(self, request: RequestHead, send: Send) -> None:
         self._version(request)
-        state = await self._find(request.session_id)
-        if self._shared is not None:
-            await self._shared.delete(state)
+        state = await self._session_posts.find(request.session_id)
+        if self._sharing is not None:
+            await self._sharing.delete(state)
         await self._table.close(state)
         with anyio.move_on_after(5):
             await state.session.wait_closed()  # its handlers have unwound

@@ -1,27 +1,53 @@
 """The ``GET`` streams of a Streamable HTTP session: a stream for the messages unrelated to any
 request (it gets the session's backlog first), and the resumption of a stream the client lost,
 by ``Last-Event-ID``, from the event store: a POST stream up to its response, a GET stream as a
-GET stream."""
+GET stream. A POST stream another worker is still writing (workers sharing a store) is
+followed through the store until its response, or until it has been silent ``max_silence``
+seconds (its worker may be gone: the client resumes it again, through any worker)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
-from typing import Any
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Final
 
 import anyio
+import msgspec
+from anyio.abc import ObjectSendStream
+from msgspec import UnsetType
 
 from mcpbind.protocol.errors import INVALID_REQUEST
+from mcpbind.protocol.peek import peek
+from mcpbind.store.errors import StoreUnavailable
 from mcpbind.transports.http._asgi import Receive, Send
 from mcpbind.transports.http.disconnect import Flag, cancel_on_disconnect
 from mcpbind.transports.http.errors import SESSION_NOT_FOUND, HttpError
-from mcpbind.transports.http.events import EventStore
+from mcpbind.transports.http.events import EventStore, StoredEvent
 from mcpbind.transports.http.server.sessions import SessionState
 from mcpbind.transports.http.server.sse_response import SSE_HEADERS, end, pump, write
 from mcpbind.transports.http.server.transport import POLLING_VERSION
 from mcpbind.transports.http.sse import FINAL
-from mcpbind.transports.http.sse_encode import encode_event
+from mcpbind.transports.http.sse_encode import PING, encode_event
 
-__all__ = ["GetStreams"]
+__all__ = ["Follow", "GetStreams"]
+
+log = logging.getLogger("mcpbind.http")
+
+# ``follow(session_id, event_id)``: the events of a stream after ``event_id``, as any worker
+# appends them (see StoreEventStore.follow).
+Follow = Callable[[str, str], AbstractAsyncContextManager[AsyncIterator[StoredEvent]]]
+# How long a followed stream of another worker may stay silent before its resumption ends.
+MAX_SILENCE: Final = 60.0
+
+
+def _is_response(data: bytes) -> bool:
+    """Whether an event's message is a response (the last event of a POST stream)."""
+    try:
+        peeked = peek(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return isinstance(peeked.method, UnsetType) and not isinstance(peeked.id, UnsetType)
 
 
 class GetStreams:
@@ -34,6 +60,8 @@ class GetStreams:
         event_store: EventStore | None,
         keepalive: float | None,
         relays: Callable[..., Coroutine[Any, Any, None]] | None = None,
+        follow: Follow | None = None,
+        max_silence: float = MAX_SILENCE,
     ) -> None:
         self.event_store = event_store
         self.keepalive = keepalive
@@ -41,6 +69,9 @@ class GetStreams:
         # takes messages: what brings it the messages other workers relay (workers sharing
         # sessions).
         self.relays = relays
+        # What follows a POST stream another worker writes (workers sharing an event store).
+        self.follow = follow
+        self.max_silence = max_silence
 
     async def listen(
         self,
@@ -103,6 +134,16 @@ class GetStreams:
             await self.listen(state, stream_id, replay, receive, send)
             return
         stream = transport.stream(stream_id)
+        if (
+            stream is None
+            and self.follow is not None
+            and transport.stream_tag
+            and not stream_id.startswith("p" + transport.stream_tag)
+            and not any(_is_response(event.data) for event in events)
+        ):
+            after = events[-1].id if events else last_event_id
+            await self._follow(state, after, replay, receive, send)
+            return
         live = stream is not None and not stream.finished
         queue = stream.attach() if stream is not None and live else None
         outcome: int | None = None
@@ -123,3 +164,52 @@ class GetStreams:
                 stream.release(queue)  # (detached unless a newer connection took it over)
         if not gone.set:
             await end(send)
+
+    async def _follow(
+        self, state: SessionState, after: str, replay: list[bytes], receive: Receive, send: Send
+    ) -> None:
+        """Resume a POST stream another worker is writing: ``replay``, then its events as that
+        worker appends them, up to its response (or the client going away, the store lost, or
+        ``max_silence`` seconds without an event)."""
+        gone = Flag()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, gone)
+            headers = [*SSE_HEADERS, *state.header]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            for chunk in replay:
+                await write(send, chunk)
+            out, events = anyio.create_memory_object_stream[StoredEvent]()
+            tg.start_soon(self._take, state.id, after, out)
+            keepalive = self.max_silence if self.keepalive is None else self.keepalive
+            async with events:
+                last = anyio.current_time()
+                while True:
+                    silence = self.max_silence - (anyio.current_time() - last)
+                    try:
+                        with anyio.fail_after(max(0.0, min(keepalive, silence))):
+                            event = await events.receive()
+                    except TimeoutError:
+                        if anyio.current_time() - last >= self.max_silence:
+                            break  # its worker may be gone: the client resumes it again
+                        await write(send, PING)
+                        continue
+                    except anyio.EndOfStream:
+                        break
+                    last = anyio.current_time()
+                    if event.data:
+                        await write(send, encode_event(event.data, event.id))
+                        if _is_response(event.data):
+                            break
+            tg.cancel_scope.cancel()
+        if not gone.set:
+            await end(send)
+
+    async def _take(self, session_id: str, after: str, out: ObjectSendStream[StoredEvent]) -> None:
+        assert self.follow is not None
+        async with out:
+            try:
+                async with self.follow(session_id, after) as events:
+                    async for event in events:
+                        await out.send(event)
+            except StoreUnavailable as lost:  # the stream ends; the client may resume it again
+                log.warning("a resumed stream ends, the store being unavailable: %s", lost)

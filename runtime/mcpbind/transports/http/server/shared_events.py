@@ -10,6 +10,9 @@ store's entry id, ``MILLISECONDS-SEQUENCE``): with the session id of the request
 where the event is, whichever worker wrote it. Stream ids must be unique within a session
 across workers (the app gives each worker's streams a prefix of its own).
 
+A stream being written by one worker is followed by another (:meth:`StoreEventStore.follow`):
+its events as they are appended, announced by the store (no polling).
+
 A session that ends drops the streams this worker wrote to (the last ``max_sessions_tracked``
 sessions' are remembered); those written by other workers expire by their time to live.
 """
@@ -17,9 +20,11 @@ sessions' are remembered); those written by other workers expire by their time t
 from __future__ import annotations
 
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Final
 
-from mcpbind.store.base import Store, stream_id_key
+from mcpbind.store.base import Store, appended_channel, stream_id_key
 from mcpbind.transports.http.events import EventStore, MemoryEventStore, StoredEvent
 
 __all__ = ["DEFAULT_EVENT_TTL", "StoreEventStore", "default_event_store", "worker_stream_tag"]
@@ -97,6 +102,35 @@ class StoreEventStore:
             self.key(session_id, stream_id), entry, limit=self.max_events_per_stream
         )
         return stream_id, [StoredEvent(f"{stream_id}_{ident}", data) for ident, data in events]
+
+    @asynccontextmanager
+    async def follow(self, session_id: str, event_id: str) -> AsyncIterator[AsyncIterator[StoredEvent]]:
+        """The events of the stream ``event_id`` (an id :meth:`replay` accepted) belongs to,
+        from the one after it, as they are appended by any worker: ``async with
+        events.follow(session, event_id) as events: async for event in events: ...``. It never
+        ends by itself (the caller stops at the stream's last event);
+        :class:`~mcpbind.store.errors.StoreUnavailable` when the store is lost."""
+        stream_id, _, entry = event_id.rpartition("_")
+        key = self.key(session_id, stream_id)
+        async with self.store.subscribe(appended_channel(key)) as announced:
+            yield self._following(key, stream_id, entry, announced)
+
+    async def _following(
+        self, key: str, stream_id: str, entry: str, announced: AsyncIterator[bytes]
+    ) -> AsyncIterator[StoredEvent]:
+        last = entry
+        events = await self.store.read_after(key, last, limit=self.max_events_per_stream)
+        if not events and not await self.store.read_after(key, None, limit=1):
+            return  # no such stream (any more): nothing will come
+        while True:  # subscribed first: an entry appended between two reads is announced
+            for ident, data in events:
+                last = ident
+                yield StoredEvent(f"{stream_id}_{ident}", data)
+            try:
+                await anext(announced)
+            except StopAsyncIteration:
+                return
+            events = await self.store.read_after(key, last, limit=self.max_events_per_stream)
 
     async def forget_stream(self, session_id: str, stream_id: str) -> None:
         streams = self._written.get(session_id)

@@ -22,11 +22,10 @@ A protected app's record names the principal of the access token that opened the
 request with another principal's token does not find it, on any worker (404).
 
 A request a handler sends to the client (sampling, elicitation, roots) may be answered through
-another worker: a response that worker's copy of the session is not waiting for is published
-on the store's ``answers`` channel, which every worker listens to while it runs (reconnecting
-after ``retry_delay`` seconds when the store is away), and fed to the copy that is waiting for
-it. Each worker numbers the requests of its copies from a random number of its own, so that
-the ids of two workers' requests do not meet.
+another worker, and a request running on one worker may be cancelled through another: those
+messages of the client are relayed
+(:mod:`~mcpbind.transports.http.server.client_relay`). Each worker numbers the requests of its
+copies from a random number of its own, so that the ids of two workers' requests do not meet.
 
 A message for a GET stream (one related to no request: in JSON-response mode, a handler's
 requests to the client and notifications) that a worker's copy of the session has no GET
@@ -44,19 +43,14 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any, Final
 
-import anyio
 import msgspec
 from anyio.abc import TaskStatus
-from msgspec import UnsetType
 
 from mcpbind import types
 from mcpbind.protocol.errors import INVALID_REQUEST
 from mcpbind.protocol.peek import peek
-from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.access import current_access_token
 from mcpbind.runtime.context import LOG_LEVELS
 from mcpbind.runtime.session import RequestContext, RequestHandler, Session
@@ -79,9 +73,6 @@ _MAX_SESSION_ID: Final = 128
 # Starts a message on a session's channel that is its new record, not a message to relay (a
 # JSON-RPC message starts with "{").
 _RECORD_CHANGED: Final = b"record:"
-# The store channel (the store adds its prefix) of the responses the client sent to a worker
-# that was not waiting for them.
-ANSWERS: Final = "answers"
 # The notifications every worker's copy of a session is told of itself (fan-out): never relayed.
 _HEARD_EVERYWHERE: Final = frozenset(
     {
@@ -91,11 +82,6 @@ _HEARD_EVERYWHERE: Final = frozenset(
         "notifications/resources/updated",
     }
 )
-
-
-class _Answer(msgspec.Struct, array_like=True, frozen=True):
-    session: str
-    body: msgspec.Raw
 
 
 class SessionRecord(msgspec.Struct, omit_defaults=True):
@@ -114,7 +100,6 @@ class SessionRecord(msgspec.Struct, omit_defaults=True):
 
 _ENCODER: Final = msgspec.json.Encoder()
 _RECORD: Final = msgspec.json.Decoder(SessionRecord)
-_ANSWER: Final = msgspec.json.Decoder(_Answer)
 _CAPABILITIES: Final = msgspec.json.Decoder(types.ClientCapabilities)
 _INFO: Final = msgspec.json.Decoder(types.Implementation)
 
@@ -132,7 +117,6 @@ class SharedSessions:
         server: ServerEndpoint,
         *,
         ttl: float,
-        retry_delay: float = 1.0,
     ) -> None:
         if not ttl > 0:
             raise ValueError(f"ttl must be a positive number of seconds, not {ttl!r}")
@@ -140,7 +124,6 @@ class SharedSessions:
         self.table = table
         self.server = server
         self.ttl = ttl
-        self.retry_delay = retry_delay
         # session id -> when its record's time to live was last renewed by this worker
         self._renewed: dict[str, float] = {}
         table.on_new = self._watch
@@ -217,54 +200,6 @@ class SharedSessions:
             return result
 
         return recorded
-
-    # -- responses to the requests of other workers ----------------------------------------
-
-    async def relayed(self, state: SessionState, ident: RequestId, body: bytes) -> bool:
-        """Whether the response ``ident`` (``body``) is for a request this worker's copy of the
-        session is not waiting for, and so was published for the others."""
-        if state.session.connection.awaits_response(ident):
-            return False
-        await self.store.publish(ANSWERS, _ENCODER.encode(_Answer(state.id, msgspec.Raw(body))))
-        return True
-
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """Take the responses the other workers relay (see the module's docstring) during the
-        block."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._take_answers)
-            try:
-                yield
-            finally:
-                tg.cancel_scope.cancel()
-
-    async def _take_answers(self) -> None:
-        while True:
-            try:
-                async with self.store.subscribe(ANSWERS) as answers:
-                    async for message in answers:
-                        await self._answered(message)
-            except StoreUnavailable as lost:
-                log.warning("responses relayed by other workers are missed while the store is away: %s", lost)
-            await anyio.sleep(self.retry_delay)
-
-    async def _answered(self, message: bytes) -> None:
-        try:
-            answer = _ANSWER.decode(message)
-            ident = peek(answer.body).id
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            log.warning("dropping an unreadable relayed response")
-            return
-        state = self.table.sessions.get(answer.session)
-        if state is None or isinstance(ident, UnsetType) or ident is None:
-            return
-        session = state.session
-        if not session.closed and session.connection.awaits_response(ident):
-            try:
-                await session.feed(bytes(answer.body))
-            except anyio.ClosedResourceError:
-                pass
 
     # -- messages for the GET stream another worker holds ---------------------------------------
 
