@@ -27,6 +27,7 @@ from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.media_types import accepts, is_json
 from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, SecurityMiddleware
 from mcpbind.transports.http.server.delivery import delivery_for
+from mcpbind.transports.http.server.followed import Following
 from mcpbind.transports.http.server.get_streams import GetStreams
 from mcpbind.transports.http.server.modern import ModernPosts
 from mcpbind.transports.http.server.post import Post, RequestAnswers
@@ -201,7 +202,8 @@ class StreamableHTTPApp(Generic[ServerT]):
         answers = RequestAnswers(self._table, keepalive_interval)
         self._answer = answers.json if json_response else answers.sse
         relays = self._shared.take_relayed if self._shared is not None else None
-        self._get_streams = GetStreams(self.event_store, keepalive_interval, relays)
+        following = Following() if self._shared is not None else None
+        self._get_streams = GetStreams(self.event_store, keepalive_interval, relays, following)
         self._stateless = StatelessPosts(
             server,
             answers,

@@ -1,7 +1,8 @@
 """The ``GET`` streams of a Streamable HTTP session: a stream for the messages unrelated to any
 request (it gets the session's backlog first), and the resumption of a stream the client lost,
 by ``Last-Event-ID``, from the event store: a POST stream up to its response, a GET stream as a
-GET stream."""
+GET stream. Workers sharing a store resume each other's POST streams too, following the shared
+event log up to the response (:mod:`~mcpbind.transports.http.server.followed`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from mcpbind.transports.http._asgi import Receive, Send
 from mcpbind.transports.http.disconnect import Flag, cancel_on_disconnect
 from mcpbind.transports.http.errors import SESSION_NOT_FOUND, HttpError
 from mcpbind.transports.http.events import EventStore
+from mcpbind.transports.http.server.followed import Following, follow, is_response
 from mcpbind.transports.http.server.sessions import SessionState
 from mcpbind.transports.http.server.sse_response import SSE_HEADERS, end, pump, write
 from mcpbind.transports.http.server.transport import POLLING_VERSION
@@ -27,16 +29,19 @@ __all__ = ["GetStreams"]
 class GetStreams:
     """Serves the GET streams of an app's sessions; ``event_store`` (``None``: no priming event
     and no resumption) is the app's, ``keepalive`` as for
-    :class:`~mcpbind.transports.http.server.post.RequestAnswers`."""
+    :class:`~mcpbind.transports.http.server.post.RequestAnswers`. ``following``: how a POST
+    stream another worker writes is followed (workers sharing a store; ``None``: never)."""
 
     def __init__(
         self,
         event_store: EventStore | None,
         keepalive: float | None,
         relays: Callable[..., Coroutine[Any, Any, None]] | None = None,
+        following: Following | None = None,
     ) -> None:
         self.event_store = event_store
         self.keepalive = keepalive
+        self.following = following
         # Run beside each GET stream, ``relays(state, task_status=...)``, started before it
         # takes messages: what brings it the messages other workers relay (workers sharing
         # sessions).
@@ -105,6 +110,13 @@ class GetStreams:
         stream = transport.stream(stream_id)
         live = stream is not None and not stream.finished
         queue = stream.attach() if stream is not None and live else None
+        # Another worker's stream (its ids carry that worker's tag), not answered yet: followed.
+        elsewhere = (
+            self.following is not None
+            and stream is None
+            and not stream_id.startswith("p" + transport.stream_tag)
+            and not any(is_response(event.data) for event in events)
+        )
         outcome: int | None = None
         gone = Flag()
         async with anyio.create_task_group() as tg:
@@ -115,6 +127,17 @@ class GetStreams:
                 await write(send, chunk)
             if queue is not None:
                 outcome = await pump(queue, send, {event.id for event in events}, self.keepalive)
+            elif elsewhere and self.following is not None:
+                await follow(
+                    self.event_store,
+                    state.id,
+                    events[-1].id if events else last_event_id,
+                    send,
+                    ended=lambda: transport.closed,
+                    keepalive=self.keepalive,
+                    how=self.following,
+                    retry_ms=transport.retry_ms,
+                )
             tg.cancel_scope.cancel()
         if stream is not None:
             if outcome == FINAL or (not live and not gone.set):
