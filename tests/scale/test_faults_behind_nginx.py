@@ -44,6 +44,9 @@ TIMEOUT = 60.0
 # How soon a GET stream whose worker died is to be taken again by another (the client waits the
 # server's retry: of 1 s first).
 RETAKEN_WITHIN = 10.0
+# How soon a call whose worker died fails (the dead worker's mark expires within 6 s; the
+# client then gives up after its 5 reconnections, 1 s apart).
+CALL_FAILS_WITHIN = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -110,15 +113,28 @@ async def test_a_2025_session_goes_on_when_a_worker_dies_in_its_request(fleet: F
             before = {await call_pid(server) for _ in range(3)}
             assert len(before) > 1
             marker = tmp_path / "hanging"
+            failed: list[BaseException] = []
+
+            async def hang() -> None:
+                try:
+                    await server.call_tool("hang", {"path": str(marker)})
+                except Exception as error:
+                    failed.append(error)
+
             async with anyio.create_task_group() as tg:
-                tg.start_soon(server.call_tool, "hang", {"path": str(marker)})
+                tg.start_soon(hang)
 
                 def hanging() -> int | None:
                     return int(marker.read_text()) if marker.exists() and marker.read_text() else None
 
                 victim = await anyio.to_thread.run_sync(deadline_poll, hanging, "hang runs")
                 fleet.kill(fleet.pids.index(victim))
-                tg.cancel_scope.cancel()  # (the call in flight is given up)
+                # The client resumes the call's stream on another worker, which follows it until
+                # it sees its writer is gone: the call fails (and may be made again), long
+                # before its own timeout.
+                with anyio.fail_after(CALL_FAILS_WITHIN):
+                    while not failed:
+                        await anyio.sleep(0.05)
             after = [await call_pid(server) for _ in range(2 * len(fleet.servers))]  # (one retry each)
             assert victim not in after  # (nginx leaves a server out for 10 s once it failed)
     assert traffic.methods.count("initialize") == 1 and len(traffic.sessions) == 1

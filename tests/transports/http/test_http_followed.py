@@ -1,7 +1,8 @@
 """Following a POST stream another worker writes (mcpbind.transports.http.server.followed), on an
 in-memory event log written by the test: the events after the client's last one as they come,
-up to the response; a stream with no event for too long, or whose session ended, ends with a
-``retry:`` hint for the client to resume again."""
+up to the response; a stream with no event for too long, whose session ended or whose writer
+is gone (mcpbind.transports.http.server.liveness) ends with a ``retry:`` hint for the client
+to resume again."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import Any
 import anyio
 import pytest
 
+from mcpbind.store import MemoryStore
 from mcpbind.transports.http.events import MemoryEventStore
 from mcpbind.transports.http.server.followed import Following, follow, is_response
+from mcpbind.transports.http.server.liveness import WorkerLiveness, owner_tag
 
 pytestmark = pytest.mark.anyio
 
@@ -96,3 +99,39 @@ def test_following_takes_sensible_delays_only() -> None:
     for bad in ({"first_delay": 0.0}, {"first_delay": 2.0, "max_delay": 1.0}, {"silence": 0.0}):
         with pytest.raises(ValueError, match="following delays"):
             Following(**bad)
+
+
+async def test_a_stream_whose_writer_is_gone_ends() -> None:
+    log = MemoryEventStore()
+    priming = await log.append("s", "pB.1", b"")
+    sent = Written()
+    asked: list[bool] = []
+
+    async def alive() -> bool:
+        asked.append(True)
+        return len(asked) < 3  # (gone at the third question)
+
+    how = Following(first_delay=0.001, max_delay=0.001, check_every=0.001)
+    with anyio.fail_after(10):
+        answered = await follow(
+            log, "s", priming, sent, ended=lambda: False, keepalive=None, how=how, alive=alive
+        )
+    assert not answered and len(asked) == 3 and sent.chunks == [b"retry: 1000\n\n"]
+
+
+def test_owner_tag() -> None:
+    assert owner_tag("p1a2b3c4d.7") == "1a2b3c4d"
+    assert owner_tag("g1a2b3c4d.12") == "1a2b3c4d"
+    assert owner_tag("p7") is None  # (a worker sharing nothing)
+    assert owner_tag("p.7") is None
+
+
+async def test_a_worker_is_alive_while_it_marks_itself() -> None:
+    store = MemoryStore()
+    async with store:
+        other = WorkerLiveness(store, "other")
+        async with WorkerLiveness(store, "mine", ttl=60).running():
+            assert await other.alive("mine")
+            assert not await other.alive("someone")
+        with pytest.raises(ValueError, match="ttl"):
+            WorkerLiveness(store, "x", ttl=0)

@@ -29,6 +29,7 @@ from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS,
 from mcpbind.transports.http.server.delivery import delivery_for
 from mcpbind.transports.http.server.followed import Following
 from mcpbind.transports.http.server.get_streams import GetStreams
+from mcpbind.transports.http.server.liveness import WorkerLiveness
 from mcpbind.transports.http.server.modern import ModernPosts
 from mcpbind.transports.http.server.post import Post, RequestAnswers
 from mcpbind.transports.http.server.request import RequestHead, peek_message, request_id
@@ -202,8 +203,16 @@ class StreamableHTTPApp(Generic[ServerT]):
         answers = RequestAnswers(self._table, keepalive_interval)
         self._answer = answers.json if json_response else answers.sse
         relays = self._shared.take_relayed if self._shared is not None else None
+        # With a store, each worker marks itself alive there (a stream it writes is followed by
+        # the others only while it is).
+        self._liveness = (
+            WorkerLiveness(store, self._table.stream_tag.rstrip("."))
+            if store is not None and self._shared is not None
+            else None
+        )
         following = Following() if self._shared is not None else None
-        self._get_streams = GetStreams(self.event_store, keepalive_interval, relays, following)
+        alive = self._liveness.alive if self._liveness is not None else None
+        self._get_streams = GetStreams(self.event_store, keepalive_interval, relays, following, alive)
         self._stateless = StatelessPosts(
             server,
             answers,
@@ -254,6 +263,8 @@ class StreamableHTTPApp(Generic[ServerT]):
             await shared.enter_async_context(self._table.run())
             if self._shared is not None:
                 await shared.enter_async_context(self._shared.running())
+            if self._liveness is not None:
+                await shared.enter_async_context(self._liveness.running())
             try:
                 yield self
             finally:

@@ -7,15 +7,17 @@ of it is in the shared event log as soon as it is sent: it writes the client wha
 holds after the client's last event, then reads the log again and again (every
 ``first_delay`` seconds at first, twice as long each time nothing came, up to ``max_delay``)
 until the request's response is there. The stream ends sooner when the client goes away, when
-the session ends, when the store cannot be read, or when nothing came for ``silence`` seconds
-(the worker running the request may be dead); it then ends with a ``retry:`` hint, and the
-client resumes it again from its last event.
+the session ends, when the store cannot be read, when the worker writing it is dead (asked
+every ``check_every`` seconds while nothing comes:
+:class:`~mcpbind.transports.http.server.liveness.WorkerLiveness`), or when nothing came for
+``silence`` seconds; it then ends with a ``retry:`` hint, and the client resumes it again from
+its last event (or, the worker being dead, gives up after its reconnections).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -41,15 +43,17 @@ DEFAULT_RETRY_MS: Final = 1000
 @dataclass(frozen=True, slots=True)
 class Following:
     """How a worker follows another worker's stream (see the module's docstring): the delays
-    between two reads of the log, and the longest time without an event before the stream is
-    ended for the client to resume again (all in seconds)."""
+    between two reads of the log, how often the writer's liveness is asked while nothing
+    comes, and the longest time without an event before the stream is ended for the client
+    to resume again (all in seconds)."""
 
     first_delay: float = 0.02
     max_delay: float = 0.5
+    check_every: float = 1.0
     silence: float = 60.0
 
     def __post_init__(self) -> None:
-        if not 0 < self.first_delay <= self.max_delay or not self.silence > 0:
+        if not 0 < self.first_delay <= self.max_delay or not (self.silence > 0 and self.check_every > 0):
             raise ValueError("following delays must be positive, the first no longer than the longest")
 
 
@@ -71,13 +75,16 @@ async def follow(
     keepalive: float | None,
     how: Following,
     retry_ms: int | None = None,
+    alive: Callable[[], Awaitable[bool]] | None = None,
 ) -> bool:
     """Write the stream's events after ``last_event_id`` as the log gets them (see the module's
     docstring) until its response; ``ended()`` says the session ended. True once the response
     was written; False when the stream ended without it (a ``retry:`` hint of ``retry_ms``, or
-    :data:`DEFAULT_RETRY_MS`, was written)."""
+    :data:`DEFAULT_RETRY_MS`, was written). ``alive()``: whether the worker writing the stream
+    is alive (``None``: taken for alive)."""
     delay = how.first_delay
     last_event = last_ping = anyio.current_time()
+    last_check = -float("inf")
     while not ended():
         await anyio.sleep(delay)
         try:
@@ -91,6 +98,13 @@ async def follow(
             if now - last_event >= how.silence:
                 log.debug("a stream of session %s had no event for %g s: ending it", session_id, how.silence)
                 break
+            if alive is not None and now - last_check >= how.check_every:
+                last_check = now
+                if not await alive():
+                    log.debug(
+                        "a stream of session %s is written by a worker that is gone: ending it", session_id
+                    )
+                    break
             if keepalive is not None and now - last_ping >= keepalive:
                 await write(send, PING)
                 last_ping = now

@@ -6,7 +6,7 @@ event log up to the response (:mod:`~mcpbind.transports.http.server.followed`)."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -17,6 +17,7 @@ from mcpbind.transports.http.disconnect import Flag, cancel_on_disconnect
 from mcpbind.transports.http.errors import SESSION_NOT_FOUND, HttpError
 from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.server.followed import Following, follow, is_response
+from mcpbind.transports.http.server.liveness import owner_tag
 from mcpbind.transports.http.server.sessions import SessionState
 from mcpbind.transports.http.server.sse_response import SSE_HEADERS, end, pump, write
 from mcpbind.transports.http.server.transport import POLLING_VERSION
@@ -30,7 +31,8 @@ class GetStreams:
     """Serves the GET streams of an app's sessions; ``event_store`` (``None``: no priming event
     and no resumption) is the app's, ``keepalive`` as for
     :class:`~mcpbind.transports.http.server.post.RequestAnswers`. ``following``: how a POST
-    stream another worker writes is followed (workers sharing a store; ``None``: never)."""
+    stream another worker writes is followed (workers sharing a store; ``None``: never), as
+    long as ``alive(tag)`` says its worker is alive."""
 
     def __init__(
         self,
@@ -38,10 +40,13 @@ class GetStreams:
         keepalive: float | None,
         relays: Callable[..., Coroutine[Any, Any, None]] | None = None,
         following: Following | None = None,
+        alive: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.event_store = event_store
         self.keepalive = keepalive
         self.following = following
+        # Whether the worker of a tag is alive (the owner of a followed stream).
+        self.alive = alive
         # Run beside each GET stream, ``relays(state, task_status=...)``, started before it
         # takes messages: what brings it the messages other workers relay (workers sharing
         # sessions).
@@ -128,6 +133,11 @@ class GetStreams:
             if queue is not None:
                 outcome = await pump(queue, send, {event.id for event in events}, self.keepalive)
             elif elsewhere and self.following is not None:
+                owner, alive = owner_tag(stream_id), self.alive
+
+                async def owner_alive() -> bool:
+                    return owner is None or alive is None or await alive(owner)
+
                 await follow(
                     self.event_store,
                     state.id,
@@ -137,6 +147,7 @@ class GetStreams:
                     keepalive=self.keepalive,
                     how=self.following,
                     retry_ms=transport.retry_ms,
+                    alive=owner_alive,
                 )
             tg.cancel_scope.cancel()
         if stream is not None:
