@@ -194,8 +194,11 @@ CONFORMANCE_CLIENT_SCENARIOS = [
 @nox.session
 def conformance(session: nox.Session) -> None:
     """The official conformance suite against examples/conformance_server.py (every server scenario)
-    and examples/conformance_client.py (its client scenarios), each on asyncio and on trio; any
-    FAILURE or WARNING fails."""
+    and examples/conformance_client.py (its client scenarios), each on asyncio and on trio; and
+    every server scenario again against three `mcpbind serve --store` processes of that server
+    sharing one Redis behind nginx, a round-robin load balancer with no affinity (on asyncio:
+    tests/fleet.py starts and stops them; Debian's redis-server and nginx). Any FAILURE or
+    WARNING fails."""
     import shutil
 
     setup = os.path.join("..", "shared", "conformance", "setup.sh")
@@ -212,7 +215,8 @@ def conformance(session: nox.Session) -> None:
     )
     node, suite, loopback = tools["N22"], tools["CONF"], tools["LOOP"]
     # hypercorn: what serve_http runs on trio; auth: the client's OAuth scenarios (Authlib).
-    session.install(".[http,trio,auth]", "hypercorn>=0.17")
+    # redis: the store of the servers behind nginx.
+    session.install(".[http,trio,auth,redis]", "hypercorn>=0.17")
     python = os.path.join(session.bin, "python")
     results = os.path.join(session.create_tmp(), "conformance-results")
     shutil.rmtree(results, ignore_errors=True)
@@ -247,6 +251,17 @@ def conformance(session: nox.Session) -> None:
                 not_clean.append(f"{scenario} (client on {backend}: exit status)")
         bad = _conformance_report(session, f"client on {backend}", folder, set(CONFORMANCE_CLIENT_SCENARIOS))
         not_clean += [f"{name} (client on {backend})" for name in bad]
+
+    # The server scenarios through nginx, each request to the next of three servers sharing Redis.
+    folder = os.path.join(results, "server-fleet")
+    server_log = os.path.join(results, "server-fleet.log")
+    command = [python, "-m", "tests.fleet", "examples/conformance_server.py:build_server"]
+    command += ["--copies", "3", "--backend", "asyncio", "--logs", server_log, "--"]
+    command += [node, suite, "server", "--url", "{url}", "--suite", "all", "-o", folder]
+    if _run_logged(session, command) != 0:
+        not_clean.append(f"the server behind nginx: exit status (log {server_log})")
+    bad = _conformance_report(session, "3 servers sharing Redis behind nginx", folder, expected)
+    not_clean += [f"{name} (3 servers behind nginx; log {server_log})" for name in bad]
     if not_clean:
         session.error(f"conformance: not clean: {', '.join(not_clean)}; results in {results}")
 

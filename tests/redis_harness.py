@@ -106,6 +106,23 @@ class RedisServer:
             if not conn.recv(64).startswith(b"+OK"):
                 raise RuntimeError("FLUSHALL refused")
 
+    def channels(self, pattern: str = "*") -> set[str]:
+        """The publish/subscribe channels matching ``pattern`` that some client subscribes to
+        now (``PUBSUB CHANNELS``)."""
+        words = [b"PUBSUB", b"CHANNELS", pattern.encode()]
+        request = b"*%d\r\n" % len(words) + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words)
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2.0) as conn:
+            conn.sendall(request)
+            reply = conn.makefile("rb")
+            head = reply.readline()
+            if not head.startswith(b"*"):
+                raise RuntimeError(f"PUBSUB CHANNELS refused: {head!r}")
+            found = set()
+            for _ in range(int(head[1:])):
+                size = int(reply.readline()[1:])
+                found.add(reply.read(size + 2)[:size].decode())
+            return found
+
     def log_tail(self) -> str:
         path = self.folder / "redis.log"
         return path.read_text(errors="replace")[-2000:] if path.exists() else ""

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from tests.harness import child_env
 
-__all__ = ["PID_SERVER", "Served", "deadline_poll", "gone", "serve", "serving_workers"]
+__all__ = ["PID_SERVER", "Served", "deadline_poll", "gone", "respawn", "serve", "serving_workers"]
 
 PID_SERVER = str(Path(__file__).parent / "pid_server.py")
 START_TIMEOUT = 60.0  # (workers start one Python each: slow on a busy 2-core machine)
@@ -63,10 +63,19 @@ def accepts(port: int) -> bool:
 class Served:
     """A running ``mcpbind serve``: its process, port and stderr."""
 
-    def __init__(self, process: subprocess.Popen[bytes], log_path: Path, port: int | None) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        log_path: Path,
+        port: int | None,
+        command: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.process = process
         self.log_path = log_path
         self.port = port
+        self.command = list(command)  # (what started it, for respawn())
+        self.env = env
         self._asked = False
 
     @property
@@ -126,18 +135,31 @@ def _start(
     folder: Path, target: str, workers: int, backend: str, extra: Sequence[str], env: dict[str, str] | None
 ) -> Served:
     port = 0 if workers > 1 else _free_port()
-    log_path = folder / f"serve-{os.getpid()}-{time.monotonic_ns()}.log"
     command = [sys.executable, "-m", "mcpbind", "serve", target, "--transport", "http"]
     command += ["--port", str(port), "--backend", backend, "--workers", str(workers), *extra]
+    return _launch(folder, command, {**child_env(), **(env or {})}, port or None)
+
+
+def _launch(folder: Path, command: Sequence[str], env: dict[str, str], port: int | None) -> Served:
+    log_path = folder / f"serve-{os.getpid()}-{time.monotonic_ns()}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            command,
-            env={**child_env(), **(env or {})},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
+            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log
         )
-    return Served(process, log_path, port or None)
+    return Served(process, log_path, port, command, env)
+
+
+def respawn(folder: Path, served: Served) -> Served:
+    """A one-process ``served`` that ended, started again the same way on the same port,
+    listening when it returns."""
+    assert served.process.poll() is not None and served.port is not None and served.command
+    again = _launch(folder, served.command, served.env or child_env(), served.port)
+    try:
+        _wait_serving(again, 1)
+    except BaseException:
+        again.stop()
+        raise
+    return again
 
 
 def _wait_serving(served: Served, workers: int) -> None:

@@ -8,6 +8,7 @@ they are skipped.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -55,3 +56,26 @@ def test_a_store_url_it_does_not_take(workers: str) -> None:
     )
     assert done.returncode == 2
     assert "mcpbind: --store carrier-pigeon://coop: " in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "3"])
+def test_a_store_it_cannot_reach_at_start(workers: str) -> None:
+    """Nothing listens on the port: one clear line, exit 1, and no worker started."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
+        closed.bind(("127.0.0.1", 0))  # (bound, never listening: connections are refused)
+        port = closed.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpbind", "serve", PID_SERVER, "--transport", "http"]
+            + ["--port", "0", "--workers", workers, "--store", f"redis://127.0.0.1:{port}/0"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"mcpbind: --store: Redis at redis://127.0.0.1:{port}/0 is unavailable"), (
+        done.stderr
+    )
+    assert len(done.stderr.splitlines()) == 1, done.stderr

@@ -15,11 +15,13 @@ from mcpbind.server.auth.cli_options import add_auth_arguments, auth_from_argume
 from mcpbind.server.workers.command import (
     add_worker_arguments,
     open_store,
+    reach_store,
     serve_http,
     supervise,
     worker_arguments_error,
     worker_options,
 )
+from mcpbind.store.errors import StoreUnavailable
 
 __all__ = ["add_serve_arguments", "serve"]
 
@@ -79,6 +81,8 @@ def serve(args: argparse.Namespace) -> int:
         raise CommandError(str(bad), 2) from None
     if (workers_error := worker_arguments_error(args)) is not None:
         raise CommandError(workers_error, 2)
+    if args.transport == "http" and args.store is not None and args.listen_fd is None:
+        _check_store(args)  # (once, before any worker starts: workers given --listen-fd do not)
     if args.workers > 1 and args.listen_fd is None:
         return _supervise(args)
     server = load_server(args.target)
@@ -110,6 +114,19 @@ def serve(args: argparse.Namespace) -> int:
             raise
         raise CommandError(f"cannot serve on {args.host}:{args.port}: {in_use}") from exc
     return 0
+
+
+def _check_store(args: argparse.Namespace) -> None:
+    """Fail (exit 1, one line) when the store of ``--store`` cannot be reached now; exit 2 for
+    a URL it does not take."""
+    try:
+        store = open_store(args.store)
+    except ValueError as bad:
+        raise CommandError(f"--store {args.store}: {bad}", 2) from None
+    try:
+        anyio.run(reach_store, store, backend=args.backend)
+    except StoreUnavailable as lost:
+        raise CommandError(f"--store: {lost}") from None
 
 
 def _supervise(args: argparse.Namespace) -> int:

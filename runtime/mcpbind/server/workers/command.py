@@ -20,6 +20,7 @@ from mcpbind.store import open_store as open_store_at
 __all__ = [
     "add_worker_arguments",
     "open_store",
+    "reach_store",
     "serve_http",
     "supervise",
     "worker_arguments_error",
@@ -115,6 +116,14 @@ def open_store(url: str) -> Store:
     """The store at ``url`` (:func:`mcpbind.store.open_store`), not open yet: the application
     opens it while it serves. ``ValueError`` for a URL it does not take."""
     return open_store_at(url)
+
+
+async def reach_store(store: Store) -> None:
+    """Open ``store`` and read from it once (what ``serve --store`` does before it serves, so
+    that a store it cannot reach is one clear line and a failed start, not a traceback per
+    worker): :class:`~mcpbind.store.StoreUnavailable` when it cannot be reached."""
+    async with store:
+        await store.get("key:request-state")
 
 
 async def serve_http(

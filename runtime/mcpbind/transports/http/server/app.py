@@ -208,6 +208,7 @@ class StreamableHTTPApp(Generic[ServerT]):
             keepalive_interval,
             None if sharing is None else sharing.take_relayed,
             None if sharing is None else sharing.follow,
+            alive=None if sharing is None else sharing.alive,
         )
         self._stateless = StatelessPosts(
             server,

@@ -2,13 +2,15 @@
 request (it gets the session's backlog first), and the resumption of a stream the client lost,
 by ``Last-Event-ID``, from the event store: a POST stream up to its response, a GET stream as a
 GET stream. A POST stream another worker is still writing (workers sharing a store) is
-followed through the store until its response, or until it has been silent ``max_silence``
-seconds (its worker may be gone: the client resumes it again, through any worker)."""
+followed through the store until its response, until its worker is seen gone (no mark of life
+in the store, checked every ``check_every`` seconds of silence), or until it has been silent
+``max_silence`` seconds; it then ends with a ``retry:`` hint and the client resumes it again,
+through any worker, or gives up."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
@@ -24,11 +26,12 @@ from mcpbind.transports.http._asgi import Receive, Send
 from mcpbind.transports.http.disconnect import Flag, cancel_on_disconnect
 from mcpbind.transports.http.errors import SESSION_NOT_FOUND, HttpError
 from mcpbind.transports.http.events import EventStore, StoredEvent
+from mcpbind.transports.http.server.liveness import owner_tag
 from mcpbind.transports.http.server.sessions import SessionState
 from mcpbind.transports.http.server.sse_response import SSE_HEADERS, end, pump, write
 from mcpbind.transports.http.server.transport import POLLING_VERSION
 from mcpbind.transports.http.sse import FINAL
-from mcpbind.transports.http.sse_encode import PING, encode_event
+from mcpbind.transports.http.sse_encode import PING, encode_event, encode_retry
 
 __all__ = ["Follow", "GetStreams"]
 
@@ -39,6 +42,10 @@ log = logging.getLogger("mcpbind.http")
 Follow = Callable[[str, str], AbstractAsyncContextManager[AsyncIterator[StoredEvent]]]
 # How long a followed stream of another worker may stay silent before its resumption ends.
 MAX_SILENCE: Final = 60.0
+# How often, while a followed stream is silent, whether its worker is alive is asked (seconds).
+CHECK_EVERY: Final = 1.0
+# The reconnection delay a followed stream that ends without its response gives the client (ms).
+RETRY_MS: Final = 1000
 
 
 def _is_response(data: bytes) -> bool:
@@ -62,6 +69,9 @@ class GetStreams:
         relays: Callable[..., Coroutine[Any, Any, None]] | None = None,
         follow: Follow | None = None,
         max_silence: float = MAX_SILENCE,
+        *,
+        alive: Callable[[str], Awaitable[bool]] | None = None,
+        check_every: float = CHECK_EVERY,
     ) -> None:
         self.event_store = event_store
         self.keepalive = keepalive
@@ -72,6 +82,9 @@ class GetStreams:
         # What follows a POST stream another worker writes (workers sharing an event store).
         self.follow = follow
         self.max_silence = max_silence
+        # Whether the worker of a stream tag is alive (``None``: taken for alive).
+        self.alive = alive
+        self.check_every = check_every
 
     async def listen(
         self,
@@ -142,7 +155,7 @@ class GetStreams:
             and not any(_is_response(event.data) for event in events)
         ):
             after = events[-1].id if events else last_event_id
-            await self._follow(state, after, replay, receive, send)
+            await self._follow(state, after, replay, receive, send, owner_tag(stream_id))
             return
         live = stream is not None and not stream.finished
         queue = stream.attach() if stream is not None and live else None
@@ -166,11 +179,17 @@ class GetStreams:
             await end(send)
 
     async def _follow(
-        self, state: SessionState, after: str, replay: list[bytes], receive: Receive, send: Send
+        self,
+        state: SessionState,
+        after: str,
+        replay: list[bytes],
+        receive: Receive,
+        send: Send,
+        owner: str | None,
     ) -> None:
-        """Resume a POST stream another worker is writing: ``replay``, then its events as that
-        worker appends them, up to its response (or the client going away, the store lost, or
-        ``max_silence`` seconds without an event)."""
+        """Resume a POST stream the worker ``owner`` is writing: ``replay``, then its events as
+        that worker appends them, up to its response (or the client going away, the store lost,
+        ``owner`` gone, or ``max_silence`` seconds without an event: then a ``retry:`` hint)."""
         gone = Flag()
         async with anyio.create_task_group() as tg:
             tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope, gone)
@@ -181,25 +200,40 @@ class GetStreams:
             out, events = anyio.create_memory_object_stream[StoredEvent]()
             tg.start_soon(self._take, state.id, after, out)
             keepalive = self.max_silence if self.keepalive is None else self.keepalive
+            answered = False
             async with events:
-                last = anyio.current_time()
+                last = last_ping = anyio.current_time()
                 while True:
-                    silence = self.max_silence - (anyio.current_time() - last)
+                    now = anyio.current_time()
+                    wait = min(
+                        self.max_silence - (now - last),
+                        keepalive - (now - last_ping),
+                        self.check_every if self.alive is not None and owner is not None else keepalive,
+                    )
                     try:
-                        with anyio.fail_after(max(0.0, min(keepalive, silence))):
+                        with anyio.fail_after(max(0.0, wait)):
                             event = await events.receive()
                     except TimeoutError:
-                        if anyio.current_time() - last >= self.max_silence:
+                        now = anyio.current_time()
+                        if now - last >= self.max_silence:
                             break  # its worker may be gone: the client resumes it again
-                        await write(send, PING)
+                        if self.alive is not None and owner is not None and not await self.alive(owner):
+                            log.info("a resumed stream ends: the worker writing it (%s) is gone", owner)
+                            break
+                        if now - last_ping >= keepalive:
+                            await write(send, PING)
+                            last_ping = now
                         continue
                     except anyio.EndOfStream:
                         break
-                    last = anyio.current_time()
+                    last = last_ping = anyio.current_time()
                     if event.data:
                         await write(send, encode_event(event.data, event.id))
                         if _is_response(event.data):
+                            answered = True
                             break
+            if not answered and not gone.set:
+                await write(send, encode_retry(RETRY_MS))
             tg.cancel_scope.cancel()
         if not gone.set:
             await end(send)

@@ -1,13 +1,16 @@
 """What an app given a store does for its 2025-era sessions, so that the workers sharing the
 store serve any of them (issue 16): :class:`SessionSharing`, which brings together the
 sessions' records (:mod:`~mcpbind.transports.http.server.shared_sessions`), the client's
-messages relayed between workers (:mod:`~mcpbind.transports.http.server.client_relay`) and the
+messages relayed between workers (:mod:`~mcpbind.transports.http.server.client_relay`), the
 following of a stream another worker writes
-(:meth:`~mcpbind.transports.http.server.shared_events.StoreEventStore.follow`)."""
+(:meth:`~mcpbind.transports.http.server.shared_events.StoreEventStore.follow`) and this worker's
+mark of life (:mod:`~mcpbind.transports.http.server.liveness`: a followed stream whose worker
+is gone is given up at once)."""
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from mcpbind.protocol.wire import RequestId
 from mcpbind.store.base import Store
@@ -15,6 +18,7 @@ from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.events import EventStore
 from mcpbind.transports.http.server.client_relay import ClientRelay
 from mcpbind.transports.http.server.get_streams import Follow
+from mcpbind.transports.http.server.liveness import WorkerLiveness
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable
 from mcpbind.transports.http.server.shared_events import StoreEventStore
 from mcpbind.transports.http.server.shared_sessions import DEFAULT_SESSION_TTL, SharedSessions
@@ -44,6 +48,9 @@ class SessionSharing:
         self.take_relayed = self.sessions.take_relayed
         # A POST stream another worker writes, resumed here (with the store's event log only).
         self.follow: Follow | None = event_store.follow if isinstance(event_store, StoreEventStore) else None
+        # This worker's mark in the store, and whether another worker's is there.
+        self.liveness = WorkerLiveness(store, table.stream_tag.rstrip("."))
+        self.alive = self.liveness.alive
 
     async def find(self, session_id: bytes | None) -> SessionState:
         """The session an ``Mcp-Session-Id`` header names (from its record)."""
@@ -66,6 +73,8 @@ class SessionSharing:
         """The client ended the session (``DELETE``)."""
         await self.sessions.delete(state)
 
-    def running(self) -> AbstractAsyncContextManager[None]:
-        """Take what the other workers relay during the block."""
-        return self.relay.running()
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Take what the other workers relay, and mark this worker alive, during the block."""
+        async with self.liveness.running(), self.relay.running():
+            yield

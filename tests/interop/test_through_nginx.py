@@ -1,0 +1,252 @@
+"""Clients through a load balancer (issue 16): three ``mcpbind serve --store`` processes of
+tests/interop/fleet_server.py sharing one Redis behind nginx, a plain round-robin with no
+affinity (tests/fleet.py, started once for the module; the servers run on asyncio, the clients
+on the test's backend). Each request may reach another worker; the clients do not notice.
+
+* The official SDK's client (``mcp.Client``) in 2025 mode (``mode="legacy"``: initialize, one
+  session) and in 2026-07-28 mode (``mode="2026-07-28"``: stateless, no handshake): sampling,
+  elicitation and progress; subscriptions (2025: ``resources/subscribe`` and the GET stream;
+  2026: ``subscriptions/listen``) hearing a change raised on another worker while listening.
+* mcpbind's own client, the same in both modes.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+import mcp
+import mcp.types
+from mcp.client.session import ClientRequestContext
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+
+from mcpbind import types
+from mcpbind.client.client import Client
+from mcpbind.client.subscriptions import ResourceUpdated as OurResourceUpdated
+from mcpbind.client.subscriptions import ToolsListChanged as OurToolsListChanged
+from tests.fleet import Fleet, running_fleet
+
+pytestmark = pytest.mark.anyio
+
+SERVER = str(Path(__file__).parent / "fleet_server.py")
+WATCHED = "test://watched"
+OLD = "2025-11-25"
+MODERN = "2026-07-28"
+TIMEOUT = 30.0
+_PID = re.compile(r"\(pid (\d+)\)$")
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    with running_fleet(tmp_path_factory.mktemp("fleet"), SERVER) as running:
+        yield running
+
+
+def pid_of(text: str) -> int:
+    found = _PID.search(text)
+    assert found, text
+    return int(found.group(1))
+
+
+async def get_stream_opened(fleet: Fleet, before: set[str]) -> None:
+    """Until a new GET stream is held by a worker (it listens on its session's channel
+    ``mcpbind:to:ID``: what other workers relay for the stream reaches it from then on)."""
+    while not fleet.redis.channels("mcpbind:to:*") - before:
+        await anyio.sleep(0.02)
+
+
+# -- the official SDK's client ---------------------------------------------------------------
+
+
+async def official_sampling(
+    context: ClientRequestContext, params: mcp.types.CreateMessageRequestParams
+) -> mcp.types.CreateMessageResult:
+    content = mcp.types.TextContent(type="text", text="a summary")
+    return mcp.types.CreateMessageResult(role="assistant", content=content, model="test-model")
+
+
+async def official_elicitation(
+    context: ClientRequestContext, params: mcp.types.ElicitRequestParams
+) -> mcp.types.ElicitResult:
+    return mcp.types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+def official_text(result: mcp.types.CallToolResult) -> str:
+    assert not result.is_error, result
+    return "".join(block.text for block in result.content if isinstance(block, mcp.types.TextContent))
+
+
+async def official_calls(session: mcp.Client) -> set[int]:
+    """Sampling, elicitation and progress through the balancer; the pids that answered."""
+    pids = set()
+    for _ in range(2):  # (the next of each on another worker)
+        summary = official_text(await session.call_tool("summarize", {"text": "a long text"}))
+        assert summary.startswith("a summary (pid ")
+        greeting = official_text(await session.call_tool("greet", {}))
+        assert greeting.startswith("hello Ada (pid ")
+        pids |= {pid_of(summary), pid_of(greeting)}
+    reported: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
+
+    counted = official_text(await session.call_tool("count", {"steps": 3}, progress_callback=on_progress))
+    assert counted.startswith("counted 3 (pid ") and reported == [1, 2, 3]
+    return pids | {pid_of(counted)}
+
+
+async def test_the_official_client_in_a_2025_session(fleet: Fleet) -> None:
+    heard: list[Any] = []
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp.types.ToolListChangedNotification | mcp.types.ResourceUpdatedNotification):
+            heard.append(message)
+            if len(heard) == 2:
+                changed.set()
+
+    before = fleet.redis.channels("mcpbind:to:*")
+    client = mcp.Client(
+        fleet.url,
+        mode="legacy",
+        sampling_callback=official_sampling,
+        elicitation_callback=official_elicitation,
+        message_handler=on_message,
+        read_timeout_seconds=TIMEOUT,
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with client as session:
+            assert session.protocol_version == OLD
+            pids = await official_calls(session)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", mcp.MCPDeprecationWarning)
+                await session.subscribe_resource(WATCHED)
+            await get_stream_opened(fleet, before)
+            pids.add(pid_of(official_text(await session.call_tool("change", {}))))
+            await changed.wait()
+    assert {type(message) for message in heard} == {
+        mcp.types.ToolListChangedNotification,
+        mcp.types.ResourceUpdatedNotification,
+    }
+    assert len(pids) > 1, "one worker answered every request"
+
+
+async def test_the_official_client_in_2026_mode(fleet: Fleet) -> None:
+    client = mcp.Client(
+        fleet.url,
+        mode=MODERN,
+        sampling_callback=official_sampling,
+        elicitation_callback=official_elicitation,
+        read_timeout_seconds=TIMEOUT,
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with client as session:
+            assert session.protocol_version == MODERN
+            pids = await official_calls(session)
+            async with session.listen(tools_list_changed=True, resource_subscriptions=[WATCHED]) as changes:
+                for _ in range(2):  # (the second raised on another worker than the first)
+                    pids.add(pid_of(official_text(await session.call_tool("change", {}))))
+                    kinds: set[type] = set()
+                    async for event in changes:
+                        kinds.add(type(event))
+                        if kinds >= {ToolsListChanged, ResourceUpdated}:
+                            break
+    assert len(pids) > 1, "one worker answered every request"
+
+
+# -- mcpbind's client ------------------------------------------------------------------------
+
+
+async def our_sampling(params: types.CreateMessageRequestParams, ctx: Any) -> types.CreateMessageResult:
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(text="a summary"), model="test"
+    )
+
+
+async def our_elicitation(params: Any, ctx: Any) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+def our_text(result: Any) -> str:
+    assert result.is_error is not True, result
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def our_calls(server: Any) -> set[int]:
+    pids = set()
+    for _ in range(2):
+        summary = our_text(await server.call_tool("summarize", {"text": "a long text"}))
+        assert summary.startswith("a summary (pid ")
+        greeting = our_text(await server.call_tool("greet", {}))
+        assert greeting.startswith("hello Ada (pid ")
+        pids |= {pid_of(summary), pid_of(greeting)}
+    progress: list[float] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
+    counted = our_text(await server.call_tool("count", {"steps": 3}, progress=on_progress))
+    assert counted.startswith("counted 3 (pid ") and progress == [1, 2, 3]
+    return pids | {pid_of(counted)}
+
+
+async def test_mcpbinds_client_in_a_2025_session(fleet: Fleet) -> None:
+    heard: list[str] = []
+    changed = anyio.Event()
+
+    def hearing(method: str) -> Any:
+        async def on_notification(params: Any, ctx: Any) -> None:
+            heard.append(method)
+            if len(heard) == 2:
+                changed.set()
+
+        return on_notification
+
+    handlers = {
+        method: hearing(method)
+        for method in ("notifications/tools/list_changed", "notifications/resources/updated")
+    }
+    client = Client(
+        protocol_version=OLD,
+        sampling=our_sampling,
+        elicitation=our_elicitation,
+        notification_handlers=handlers,
+    )
+    before = fleet.redis.channels("mcpbind:to:*")
+    with anyio.fail_after(TIMEOUT):
+        async with client.connect_url(fleet.url, transport="streamable-http") as server:
+            assert server.protocol_version == OLD
+            pids = await our_calls(server)
+            await server.subscribe_resource(WATCHED)
+            await get_stream_opened(fleet, before)
+            pids.add(pid_of(our_text(await server.call_tool("change", {}))))
+            await changed.wait()
+    assert sorted(heard) == ["notifications/resources/updated", "notifications/tools/list_changed"]
+    assert len(pids) > 1, "one worker answered every request"
+
+
+async def test_mcpbinds_client_in_2026_mode(fleet: Fleet) -> None:
+    client = Client(protocol_version=MODERN, sampling=our_sampling, elicitation=our_elicitation)
+    with anyio.fail_after(TIMEOUT):
+        async with client.connect_url(fleet.url, transport="streamable-http") as server:
+            assert server.stateless
+            pids = await our_calls(server)
+            async with server.listen(tools=True, resource_uris=[WATCHED]) as changes:
+                for _ in range(2):  # (the second raised on another worker than the first)
+                    pids.add(pid_of(our_text(await server.call_tool("change", {}))))
+                    got = {await changes.next(10), await changes.next(10)}
+                    assert got == {OurToolsListChanged(), OurResourceUpdated(WATCHED)}
+    assert len(pids) > 1, "one worker answered every request"
+
+
+# -- tasks -----------------------------------------------------------------------------------
+# (A task started through the balancer, polled with tasks/get on the other workers, for both
+# clients: added with the tasks extension's fleet support.)
