@@ -150,4 +150,3 @@ async def test_replace_if_racing_workers_one_wins(stores: tuple[Store, Store]) -
             tg.start_soon(bump, one if n % 2 else other, str(n).encode())
     assert len(wins) == 1
     assert await other.get("counter") == wins[0]
-

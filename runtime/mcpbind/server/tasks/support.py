@@ -162,10 +162,16 @@ class TaskSupport(TaskRunner):
                 METHOD_NOT_FOUND, f"Method not found: tasks/update is not part of {ctx.protocol_version}"
             )
         record = await self._read(params.task_id, ctx)
-        outstanding = record.input_requests or {}
-        answers = {k: v for k, v in params.input_responses.items() if k in outstanding}
-        if answers and record.status == "input_required":
-            await self.change(record.changed(input_responses={**(record.input_responses or {}), **answers}))
+        offered = params.input_responses
+
+        def deliver(stored: TaskRecord) -> dict[str, Any] | None:
+            outstanding = stored.input_requests or {}
+            answers = {k: v for k, v in offered.items() if k in outstanding}
+            if not answers or stored.status != "input_required":
+                return None  # nothing asked now: ignored, as the extension says
+            return {"input_responses": {**(stored.input_responses or {}), **answers}}
+
+        await self.modify(record.task_id, deliver)
         return ext.UpdateTaskResult()
 
     async def _cancel(self, params: types.CancelTaskRequestParams, ctx: RequestContext) -> Any:
