@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from mcpbind import types
@@ -233,3 +234,54 @@ async def test_tasks_list_pages_across_workers(redis_url: str) -> None:
                 cursor = page.next_cursor
             assert listed == made
             workers[0].gate.set()
+
+
+async def test_a_2025_session_hears_status_changes_made_on_either_worker(redis_url: str) -> None:
+    """A 2025-11-25 session whose requests go to each worker in turn (its GET stream held by
+    the first): the status notifications of its tasks reach it wherever the task runs and
+    whichever worker changed it."""
+    from mcpbind.transports.http.client import open_streamable_http
+    from tests.store.test_shared_sessions import Alternating as Router
+    from tests.store.test_shared_sessions import port_of
+
+    prefix = f"t{secrets.token_hex(4)}:"
+    heard: list[tuple[str, str]] = []
+    news = anyio.Event()
+
+    async def on_status(params: types.TaskStatusNotificationParams, ctx: Any) -> None:
+        nonlocal news
+        heard.append((params.task_id, params.status))
+        news.set()
+        news = anyio.Event()
+
+    async def until_heard(task_id: str | None, status: str) -> None:
+        while (task_id, status) not in heard:
+            await news.wait()
+
+    with anyio.fail_after(30):
+        async with AsyncExitStack() as stack:
+            workers = [Worker(), Worker()]
+            urls = []
+            for worker in workers:
+                store = RedisStore(redis_url, prefix=prefix, timeout=1.0)
+                base = await stack.enter_async_context(serve_asgi(worker.server.http_app(store=store)))
+                urls.append(base + "/mcp")
+            router = Router([port_of(url) for url in urls])
+            http_client = await stack.enter_async_context(httpx.AsyncClient(transport=router, timeout=20))
+            http = await stack.enter_async_context(open_streamable_http(urls[0], http_client=http_client))
+            client = Client("tester", "0.1", versions=("2025-11-25",))
+            client.notification_handlers["notifications/tasks/status"] = on_status
+            remote = await stack.enter_async_context(client.connect(http))
+            for runs in range(2):  # a task started on each worker, cancelled on the other
+                router.turn = runs
+                started = await remote.start_tool("forever")
+                await started.cancel()
+                await until_heard(started.task_id, "cancelled")
+                await workers[runs].stopped.wait()
+            calls = [port for _, method, port in router.sent if method in ("tools/call", "tasks/cancel")]
+            assert calls == [*router.ports, *reversed(router.ports)]
+            for worker in workers:
+                worker.gate.set()
+            done = await remote.start_tool("slow", {"n": 1})
+            await until_heard(done.task_id, "completed")
+            assert (await done.result()).structured_content == {"result": 2}
