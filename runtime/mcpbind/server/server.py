@@ -173,6 +173,8 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         self._cache_hints = encoded_hints(cache, cache_hints or {})
         # Tools run as tasks (``@server.tool(task=...)``): how, and the extensions declared.
         self.tasks = tasks if tasks is not None else TaskSupport()
+        self.tasks.on_status = self._broadcasts.task_changed
+        self._listeners.tasks = self.tasks
         self.extensions: dict[str, Any] = {}
         self.request_handlers["server/discover"] = discover_handler(cache, self.extensions)
         # Multi round-trip requests: how their request states are sealed, how many rounds.

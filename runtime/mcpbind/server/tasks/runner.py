@@ -88,6 +88,9 @@ class TaskRunner:
         self.store: TaskStore = store if store is not None else MemoryTaskStore(clock=clock)
         self.store_given = store is not None
         self.signals: TaskSignals | None = None
+        # Called with a task's id after each change of its status, by whichever worker made it
+        # (never waits): the server's listen streams and the other workers' hear of it.
+        self.on_status: Callable[[str], None] | None = None
         self.max_running = max_running
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
@@ -245,6 +248,8 @@ class TaskRunner:
                 return record
             new = record.changed(**changes)
             if await self.store.update(new):
+                if new.status != record.status and self.on_status is not None:
+                    self.on_status(task_id)
                 await self._changed(new)
                 return new
         raise McpError(INTERNAL_ERROR, f"Task {task_id} changes too often to be changed now; try again")

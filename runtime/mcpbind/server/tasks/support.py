@@ -140,6 +140,33 @@ class TaskSupport(TaskRunner):
 
         return tell
 
+    # -- listen streams (subscriptions/listen with taskIds) --------------------------------
+
+    async def watchable(self, task_ids: list[str], ctx: RequestContext) -> list[str]:
+        """Those of ``task_ids`` that are tasks of the requestor of ``ctx`` (see
+        :class:`~mcpbind.server.listen.TaskWatch`)."""
+        if not self.attached:
+            return []
+        requestor = _requestor(ctx)
+        found = []
+        for task_id in task_ids:
+            record = await self.store.get(task_id)
+            if record is not None and record.requestor == requestor:
+                found.append(task_id)
+        return found
+
+    async def state(self, task_id: str) -> ext.DetailedTask | None:
+        """The params of ``notifications/tasks`` for ``task_id`` now, as ``tasks/get`` would
+        answer (``None``: no such task any more)."""
+        record = await self.store.get(task_id)
+        if record is None:
+            return None
+        try:
+            record = await self.read(task_id, record.requestor)  # (failed if its worker is gone)
+        except McpError:  # expired meanwhile
+            return None
+        return detailed(record, None)
+
     # -- the task methods ------------------------------------------------------------------
 
     async def _read(self, task_id: str, ctx: RequestContext) -> TaskRecord:
