@@ -19,6 +19,7 @@ from mcpbind import types
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.client.tasks import TaskCancelled, ToolTask
+from mcpbind.protocol.errors import McpError
 from mcpbind.protocol.methods import RequestSpec, ToServer
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.session import Session
@@ -28,6 +29,7 @@ from mcpbind.server.tasks.shared_store import SharedTaskStore
 from mcpbind.server.tasks.store import TaskRecord
 from mcpbind.store import RedisStore
 from tests.http_harness import serve_asgi
+from tests.redis_harness import RedisServer
 
 pytestmark = pytest.mark.anyio
 
@@ -285,3 +287,31 @@ async def test_a_2025_session_hears_status_changes_made_on_either_worker(redis_u
             done = await remote.start_tool("slow", {"n": 1})
             await until_heard(done.task_id, "completed")
             assert (await done.result()).structured_content == {"result": 2}
+
+
+async def test_a_lost_redis_fails_task_requests_clearly_and_the_workers_go_on(
+    redis_server: RedisServer, redis_url: str
+) -> None:
+    """Redis stopped while a task runs: task requests get a clear error, the task's end that
+    could not be recorded does not bring its worker down, and once Redis is back tasks work
+    again (a Redis that restarted empty knows no task of before)."""
+    with anyio.fail_after(60):
+        async with two_workers(redis_url) as ((first, _), (on_first, on_second), _):
+            started = await on_first.start_tool("slow", {"n": 1})
+            redis_server.stop()
+            try:
+                with pytest.raises(McpError, match="Service unavailable: Redis at redis://"):
+                    await ToolTask(on_second, started.task_id, 10).status()
+                first.gate.set()  # its end cannot be recorded now
+                with pytest.raises(McpError, match="Service unavailable: Redis at redis://"):
+                    await on_first.start_tool("slow", {"n": 2})
+            finally:
+                redis_server.start()
+            while True:  # (each worker connects again at its next command)
+                try:
+                    again = await on_first.start_tool("slow", {"n": 3})
+                except McpError:
+                    await anyio.sleep(0.05)
+                    continue
+                break
+            assert (await ToolTask(on_second, again.task_id, 10).result()).structured_content == {"result": 6}

@@ -224,6 +224,8 @@ class TaskRunner:
     async def _finish(self, task_id: str, local: _Local, changes: dict[str, Any]) -> None:
         try:
             await self.modify(task_id, lambda _: {"input_requests": None, "input_responses": None, **changes})
+        except (StoreUnavailable, McpError) as error:  # read failed once its lease runs out
+            log.warning("the end of task %s could not be recorded: %s", task_id, error)
         finally:
             self._local.pop(task_id, None)
             local.wake()
