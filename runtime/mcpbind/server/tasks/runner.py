@@ -66,7 +66,9 @@ class TaskRunner:
     2025-11-25 client asks for less (never more than ``max_ttl_ms``). ``poll_interval_ms``:
     the polling interval suggested to clients. ``lease``: seconds a worker vouches for the
     tasks it runs (renewed every third of it). ``worker_id``: this worker's name in the
-    records (a random one by default). ``clock``: seconds since the epoch (``time.time``).
+    records (a random one by default). ``max_listed``: with a shared store (:meth:`sharing`),
+    the newest tasks of one requestor that ``tasks/list`` shows (older ones stay readable by
+    id until they expire). ``clock``: seconds since the epoch (``time.time``).
     """
 
     def __init__(
@@ -79,6 +81,7 @@ class TaskRunner:
         poll_interval_ms: int = 1000,
         lease: float = 30.0,
         worker_id: str | None = None,
+        max_listed: int = 1000,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if max_running < 1:
@@ -97,6 +100,7 @@ class TaskRunner:
         self.poll_interval_ms = poll_interval_ms
         self.lease = lease
         self.worker_id = worker_id if worker_id is not None else uuid.uuid4().hex
+        self.max_listed = max_listed
         self.clock = clock
         self._group: anyio.abc.TaskGroup | None = None
         self._entered = 0
@@ -138,7 +142,9 @@ class TaskRunner:
             yield
             return
         before = self.store
-        self.store = SharedTaskStore(store, max_ttl=self.max_ttl_ms / 1000, clock=self.clock)
+        self.store = SharedTaskStore(
+            store, max_listed=self.max_listed, max_ttl=self.max_ttl_ms / 1000, clock=self.clock
+        )
         self.signals = TaskSignals(store)
         try:
             async with anyio.create_task_group() as group:
