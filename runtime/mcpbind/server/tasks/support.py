@@ -13,7 +13,12 @@ with -32021 to a request not declaring the extension); ``tasks/get``, ``tasks/re
 ``tasks/list`` and ``tasks/cancel`` (2025-11-25 sessions), with
 ``notifications/tasks/status`` to the session that created the task on each change of its
 status. An unknown, expired or another requestor's task is -32602. The work itself runs in
-:class:`~mcpbind.server.tasks.runner.TaskRunner`, whose options :class:`TaskSupport` takes.
+:class:`~mcpbind.server.tasks.runner.TaskRunner`, whose options :class:`TaskSupport` takes;
+a server serving with a shared store keeps its tasks there (see
+:meth:`TaskRunner.sharing <mcpbind.server.tasks.runner.TaskRunner.sharing>`), so that any
+worker answers these methods. Listen streams carry ``notifications/tasks`` for the tasks they
+name (:meth:`TaskSupport.watchable`, :meth:`TaskSupport.state`; see
+:mod:`mcpbind.server.listen`).
 """
 
 from __future__ import annotations
