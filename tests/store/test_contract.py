@@ -130,3 +130,34 @@ async def test_streams_expire(store: Store) -> None:
     assert await store.read_after("brief", None, limit=10) == [(ident, b"y")]
     await store.delete("brief")
     assert await store.read_after("brief", None, limit=10) == []
+
+
+async def test_replace_if_replaces_only_the_expected_value(store: Store) -> None:
+    assert not await store.replace_if("cas", b"old", b"new")  # no value: nothing to replace
+    assert await store.get("cas") is None
+    await store.set("cas", b"old")
+    assert not await store.replace_if("cas", b"other", b"new")
+    assert await store.get("cas") == b"old"
+    assert await store.replace_if("cas", b"old", b"new", ttl=600)
+    assert await store.get("cas") == b"new"
+    assert not await store.replace_if("cas", b"old", b"newer")  # changed since it was read
+    assert await store.replace_if("cas", b"new", b"brief", ttl=0.05)
+    await wait_for_none(store, "cas")
+    with pytest.raises(ValueError, match="time to live"):
+        await store.replace_if("cas", b"brief", b"x", ttl=0)
+
+
+async def test_replace_if_racing_workers_one_wins(stores: tuple[Store, Store]) -> None:
+    one, other = stores
+    await one.set("counter", b"0", ttl=60)
+    wins: list[bytes] = []
+
+    async def bump(store: Store, value: bytes) -> None:
+        if await store.replace_if("counter", b"0", value, ttl=60):
+            wins.append(value)
+
+    async with anyio.create_task_group() as tg:
+        for n in range(1, 21):
+            tg.start_soon(bump, one if n % 2 else other, str(n).encode())
+    assert len(wins) == 1
+    assert await other.get("counter") == wins[0]

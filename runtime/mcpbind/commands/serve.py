@@ -126,7 +126,7 @@ def _check_store(args: argparse.Namespace) -> None:
     try:
         anyio.run(reach_store, store, backend=args.backend)
     except StoreUnavailable as lost:
-        raise CommandError(f"--store: {lost}") from None
+        raise CommandError(f"--store: {lost.detail}") from None
 
 
 def _supervise(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from mcpbind import types
 from mcpbind.protocol.envelope import MODERN_ONLY_METHODS
+from mcpbind.protocol.task_listen import SUBSCRIPTIONS_LISTEN
 from mcpbind.protocol.tasks import TASKS_UPDATE
 from mcpbind.protocol.wire import Codec
 from mcpbind.versions import LATEST_VERSION, schema_for
@@ -50,7 +51,8 @@ def _client_table() -> ModuleType:
 def _server_table() -> ModuleType:
     """What a server accepts: the handler-facing table, plus the methods only the stateless
     versions have (their params are those versions' types) and ``tasks/update`` of the tasks
-    extension (:mod:`mcpbind.protocol.tasks`), so that one codec reads every
+    extension (:mod:`mcpbind.protocol.tasks`; ``subscriptions/listen`` with its ``taskIds``,
+    :mod:`mcpbind.protocol.task_listen`), so that one codec reads every
     request whatever its era; :class:`~mcpbind.protocol.connection.Connection` keeps each era to its own methods."""
     table = ModuleType("mcpbind.protocol.codecs.server_table")
     modern = schema_for(LATEST_VERSION).methods
@@ -60,6 +62,7 @@ def _server_table() -> ModuleType:
         **methods.REQUESTS,
         **{m: modern.REQUESTS[m] for m in MODERN_ONLY_METHODS},
         TASKS_UPDATE.method: TASKS_UPDATE,
+        SUBSCRIPTIONS_LISTEN.method: SUBSCRIPTIONS_LISTEN,  # (with the extension's taskIds)
     }
     table.NOTIFICATIONS = methods.NOTIFICATIONS  # type: ignore[attr-defined]
     return table

@@ -25,7 +25,7 @@ from mcpbind.protocol.errors import METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import NotificationSpec
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.session import Session
-from mcpbind.server.listen import Listeners
+from mcpbind.server.listen import TASK_STATUS, Listeners
 
 __all__ = ["Broadcasts"]
 
@@ -128,13 +128,23 @@ class Broadcasts:
         if not sent:
             await anyio.lowlevel.checkpoint()  # the sessions' tasks send some before more come
 
+    def task_changed(self, task_id: str) -> None:
+        """The status of task ``task_id`` changed: the listen streams watching it (here and on
+        the other workers) send its state (never waits)."""
+        self.listeners.publish(TASK_STATUS, task_id)
+        if self.relay is not None:
+            self.relay(TASK_STATUS, task_id)
+
     async def changed_elsewhere(self, method: str, uri: str = "") -> None:
-        """A change another worker raised (a list change ``method``, or an update of ``uri``):
+        """A change another worker raised (a list change ``method``, an update of ``uri``, or
+        a change of status of the task ``uri``):
         delivered to this worker's sessions and listen streams, and not relayed again. A
         method that is neither is ignored."""
         if uri:
             if method == RESOURCES_UPDATED.method:
                 await self._updated(uri)
+            elif method == TASK_STATUS:
+                self.listeners.publish(TASK_STATUS, uri)
             return
         spec = LIST_CHANGES.get(method)
         if spec is not None:

@@ -16,6 +16,14 @@ sent yet, at most once each (a second ``tools/list_changed`` before the first we
 nothing more), and at most ``max_backlog`` of them, past which the oldest are dropped with a
 warning (a client that does not read holds nothing back and costs bounded memory).
 
+With the tasks extension a stream may also carry ``notifications/tasks`` for the tasks its
+filter names (``taskIds``, :mod:`mcpbind.protocol.task_listen`; -32021 to a request not
+declaring the extension): the server agrees to those that are the requestor's
+(:meth:`TaskWatch.watchable`), sends each one's current state after the acknowledgement, then
+the state it has when sent after each change of its status (:meth:`Listeners.publish` of
+``notifications/tasks`` with the task's id; workers sharing a store publish each other's, see
+:mod:`mcpbind.server.fanout`).
+
 A stream holds one of its session's ``max_concurrent_requests`` places while it is open: a
 connection may have at most half of them as streams (further listen requests are refused),
 so that its other requests are still served.
@@ -25,14 +33,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
+import msgspec
 from msgspec import UNSET
 
 from mcpbind import types
 from mcpbind.protocol.envelope import SUBSCRIPTION_ID
-from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from mcpbind.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    McpError,
+    MissingRequiredClientCapabilityError,
+)
+from mcpbind.protocol.task_listen import ListenFilter
+from mcpbind.protocol.tasks import NOTIFICATIONS_TASKS, TASKS_EXTENSION
 from mcpbind.protocol.wire import Codec, RequestId
 from mcpbind.runtime.context import RequestContext
 from mcpbind.versions import LATEST_VERSION, schema_for
@@ -40,7 +56,7 @@ from mcpbind.versions import LATEST_VERSION, schema_for
 if TYPE_CHECKING:
     from mcpbind.runtime.session import Session
 
-__all__ = ["Listener", "Listeners"]
+__all__ = ["TASK_STATUS", "Listener", "Listeners", "TaskWatch"]
 
 log = logging.getLogger("mcpbind")
 
@@ -51,6 +67,22 @@ PROMPTS_LIST_CHANGED: Final = methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED.method
 RESOURCES_LIST_CHANGED: Final = methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method
 RESOURCES_UPDATED: Final = methods.NOTIFICATIONS_RESOURCES_UPDATED.method
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+TASK_STATUS: Final = NOTIFICATIONS_TASKS.method
+# The most tasks one stream may watch.
+MAX_TASK_IDS: Final = 100
+
+
+class TaskWatch(Protocol):
+    """What a listen stream needs of the server's tasks (its
+    :class:`~mcpbind.server.tasks.support.TaskSupport`)."""
+
+    async def watchable(self, task_ids: list[str], ctx: RequestContext) -> list[str]:
+        """Those of ``task_ids`` whose notifications the requestor of ``ctx`` may have."""
+        ...
+
+    async def state(self, task_id: str) -> Any | None:
+        """The params of ``notifications/tasks`` for ``task_id`` now (``None``: no such task)."""
+        ...
 
 
 class Listener:
@@ -66,6 +98,7 @@ class Listener:
         "pending",
         "session",
         "subscription_id",
+        "task_ids",
         "uris",
         "wake",
     )
@@ -77,12 +110,15 @@ class Listener:
         kinds: frozenset[str],
         uris: frozenset[str],
         max_backlog: int,
+        task_ids: frozenset[str] = frozenset(),
     ) -> None:
         self.session = session
         self.subscription_id = subscription_id
         # The list-change methods it gets, and the URIs whose updates it gets.
         self.kinds = kinds
         self.uris = uris
+        # The tasks whose status notifications it gets.
+        self.task_ids = task_ids
         self.max_backlog = max_backlog
         # (method, uri or "") of each change not sent yet; a dict as an ordered set.
         self.pending: dict[tuple[str, str], None] = {}
@@ -96,7 +132,10 @@ class Listener:
 
     def offer(self, method: str, uri: str = "") -> None:
         """Queue a change if this stream asked for it (never waits)."""
-        if uri:
+        if method == TASK_STATUS:
+            if uri not in self.task_ids:
+                return
+        elif uri:
             if uri not in self.uris:
                 return
         elif method not in self.kinds:
@@ -133,6 +172,8 @@ class Listeners:
     def __init__(self, check_uri: Callable[[str], None], *, max_backlog: int = 1024) -> None:
         self.check_uri = check_uri
         self.max_backlog = max_backlog
+        # The server's tasks, when it runs some (``taskIds`` are honoured then).
+        self.tasks: TaskWatch | None = None
         self.listeners: set[Listener] = set()
         self._modern = schema_for(LATEST_VERSION)
 
@@ -154,6 +195,8 @@ class Listeners:
                 listener.offer(method)
             for uri in listener.uris:
                 listener.offer(RESOURCES_UPDATED, uri)
+            for task_id in listener.task_ids:
+                listener.offer(TASK_STATUS, task_id)
 
     # -- ending ---------------------------------------------------------------------------
 
@@ -211,6 +254,31 @@ class Listeners:
                 uris.append(uri)
         return frozenset(kinds), uris
 
+    async def honoured_tasks(self, requested: Any, ctx: RequestContext) -> list[str]:
+        """The tasks of the filter ``requested`` whose status this server agrees to send: the
+        requestor's own (at most :data:`MAX_TASK_IDS`). -32021 when the request does not
+        declare the tasks extension."""
+        asked = getattr(requested, "task_ids", UNSET)
+        if not isinstance(asked, list) or not asked:
+            return []
+        envelope = ctx.envelope
+        if envelope is None or TASKS_EXTENSION not in envelope.extensions:
+            raise MissingRequiredClientCapabilityError(
+                {"extensions": {TASKS_EXTENSION: {}}},
+                "Task status notifications need the tasks extension in the client capabilities",
+            )
+        if self.tasks is None:
+            return []
+        return await self.tasks.watchable(list(dict.fromkeys(asked))[:MAX_TASK_IDS], ctx)
+
+    async def _task_notification(self, task_id: str, meta: dict[str, Any]) -> bytes | None:
+        tasks = self.tasks
+        state = None if tasks is None else await tasks.state(task_id)
+        if state is None:
+            return None
+        own = state.meta if isinstance(state.meta, dict) else {}
+        return Codec.encode_notification(TASK_STATUS, msgspec.structs.replace(state, meta={**own, **meta}))
+
     async def listen(self, params: Any, ctx: RequestContext) -> Any:
         """The ``subscriptions/listen`` handler: one call is one stream (see the module)."""
         session = ctx.session
@@ -237,14 +305,18 @@ class Listeners:
             )
         modern = self._modern
         kinds, uris = self.honoured(params.notifications, ctx)
+        task_ids = await self.honoured_tasks(params.notifications, ctx)
         meta = {SUBSCRIPTION_ID: ident}
-        granted = modern.SubscriptionFilter(
+        granted = ListenFilter(
             tools_list_changed=True if TOOLS_LIST_CHANGED in kinds else UNSET,
             prompts_list_changed=True if PROMPTS_LIST_CHANGED in kinds else UNSET,
             resources_list_changed=True if RESOURCES_LIST_CHANGED in kinds else UNSET,
             resource_subscriptions=uris if uris else UNSET,
+            task_ids=task_ids if task_ids else UNSET,
         )
-        listener = Listener(session, ident, kinds, frozenset(uris), self.max_backlog)
+        listener = Listener(session, ident, kinds, frozenset(uris), self.max_backlog, frozenset(task_ids))
+        for task_id in task_ids:  # each task's state now, first
+            listener.offer(TASK_STATUS, task_id)
         # Listening before the acknowledgment is sent: a change meanwhile waits for it.
         self.listeners.add(listener)
         try:
@@ -255,6 +327,11 @@ class Listeners:
                 while pending:
                     method, uri = next(iter(pending))
                     del pending[(method, uri)]
+                    if method == TASK_STATUS:
+                        data = await self._task_notification(uri, meta)
+                        if data is not None:
+                            await session.send(data, ident)
+                        continue
                     await session.send(_notification(method, uri, meta), ident)
                 if listener.ending:
                     break

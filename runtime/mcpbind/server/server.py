@@ -173,6 +173,8 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         self._cache_hints = encoded_hints(cache, cache_hints or {})
         # Tools run as tasks (``@server.tool(task=...)``): how, and the extensions declared.
         self.tasks = tasks if tasks is not None else TaskSupport()
+        self.tasks.on_status = self._broadcasts.task_changed
+        self._listeners.tasks = self.tasks
         self.extensions: dict[str, Any] = {}
         self.request_handlers["server/discover"] = discover_handler(cache, self.extensions)
         # Multi round-trip requests: how their request states are sealed, how many rounds.
@@ -601,12 +603,14 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
 
         ``store`` (open): the server is one of the workers sharing it (see
         :mod:`mcpbind.server.fanout`): its list changes and resource updates reach the other
-        workers' clients and theirs its own, and its ``requestState`` key is the store's
-        (:func:`~mcpbind.store.shared_key`) unless it was given ``request_state_key``.
+        workers' clients and theirs its own, its ``requestState`` key is the store's
+        (:func:`~mcpbind.store.shared_key`) unless it was given ``request_state_key``, and its
+        tasks are kept in the store unless its :class:`TaskSupport` was given a task store
+        (see :meth:`TaskRunner.sharing <mcpbind.server.tasks.runner.TaskRunner.sharing>`).
         :class:`~mcpbind.store.StoreUnavailable` if the store cannot be reached at start."""
         if store is not None:
             signer = None if self._own_request_state_key else self.rounds_policy.signer
-            async with sharing(self._broadcasts, store, signer), self.serving():
+            async with sharing(self._broadcasts, store, signer), self.tasks.sharing(store), self.serving():
                 yield
             return
         if self._lifespan is None:

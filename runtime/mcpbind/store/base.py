@@ -35,6 +35,9 @@ class Store(Protocol):
     * ``set_if_absent(key, value, ttl=...)``: store ``value`` unless the key has one already;
       returns the value stored after the call (ours, or the one that was there), atomically:
       of several workers racing, all get the same value.
+    * ``replace_if(key, expected, value, ttl=...)``: store ``value`` (expiring as ``set``
+      says) only if the key holds exactly ``expected`` now, atomically (compare-and-set: of
+      several workers replacing the same value, one succeeds); whether it did.
     * ``delete(*keys)``; ``expire(key, ttl)``: a new time to live (``False``: no such key).
     * ``publish(channel, message)``: deliver ``message`` to every subscription open on
       ``channel`` now, in any worker (at most once: nothing is kept for a subscriber that is
@@ -60,6 +63,10 @@ class Store(Protocol):
     async def set(self, key: str, value: bytes, *, ttl: float | None = None) -> None: ...
 
     async def set_if_absent(self, key: str, value: bytes, *, ttl: float | None = None) -> bytes: ...
+
+    async def replace_if(
+        self, key: str, expected: bytes, value: bytes, *, ttl: float | None = None
+    ) -> bool: ...
 
     async def delete(self, *keys: str) -> None: ...
 

@@ -101,6 +101,15 @@ class MemoryStore:
         self._wrote()
         return bytes(value)
 
+    async def replace_if(self, key: str, expected: bytes, value: bytes, *, ttl: float | None = None) -> bool:
+        await anyio.lowlevel.checkpoint()
+        deadline = self._deadline(ttl)
+        if self._live(key) != expected:
+            return False
+        self._values[key] = (bytes(value), deadline)
+        self._wrote()
+        return True
+
     async def delete(self, *keys: str) -> None:
         await anyio.lowlevel.checkpoint()
         for key in keys:

@@ -42,6 +42,20 @@ redis.call('PUBLISH', ARGV[4], id)
 return id
 """
 
+# Sets KEYS[1] to ARGV[2] (expiring in ARGV[3] milliseconds, or never when it is "0") only if
+# it holds ARGV[1] now: 1 if it did, 0 if not.
+_REPLACE_IF: Final = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+if ARGV[3] == '0' then
+  redis.call('SET', KEYS[1], ARGV[2])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+end
+return 1
+"""
+
 
 def _millis(ttl: float) -> int:
     if not ttl > 0:
@@ -194,6 +208,12 @@ class RedisStore:
         request = client.set(self._key(key), value, condition=coredis.PureToken.NX, get=True, px=px)
         there = await self._run("SET NX", request)
         return bytes(value) if there is None else there
+
+    async def replace_if(self, key: str, expected: bytes, value: bytes, *, ttl: float | None = None) -> bool:
+        px = 0 if ttl is None else _millis(ttl)
+        request = self._open().eval(_REPLACE_IF, keys=[self._key(key)], args=[expected, value, px])
+        done: Any = await self._run("SET IF", request)
+        return bool(done)
 
     async def delete(self, *keys: str) -> None:
         if keys:

@@ -10,7 +10,12 @@ worker that is gone, and is reported ``failed`` (see :mod:`mcpbind.server.tasks.
 Every record expires ``ttl_ms`` after its creation (``None``: never, which a server does not
 give by default); a store drops expired records and never returns them. Terminal states
 (``completed``, ``failed``, ``cancelled``) never change: :meth:`TaskStore.update` refuses to
-overwrite one.
+overwrite one. Each change of a record counts one more ``revision``, and :meth:`TaskStore.update`
+is a compare-and-set: it refuses a record that is not the next revision of the one stored (one
+changed meanwhile by someone else), so that no change made by one worker is lost under another's.
+
+:class:`~mcpbind.server.tasks.shared_store.SharedTaskStore` keeps tasks in a shared
+:class:`~mcpbind.store.base.Store` (Redis), for every worker to read.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class TaskRecord(msgspec.Struct, kw_only=True, frozen=True):
     ``input_requests``: what an ``input_required`` task asks (as the request's protocol
     version embeds them); ``input_responses``: answers delivered by ``tasks/update`` and not
     yet taken by the task. ``cancel_requested``: ``tasks/cancel`` asked the owner to stop it.
+    ``revision``: how many times it was changed (see :meth:`changed`).
     """
 
     task_id: str
@@ -55,6 +61,7 @@ class TaskRecord(msgspec.Struct, kw_only=True, frozen=True):
     input_requests: dict[str, Any] | None = None
     input_responses: dict[str, Any] | None = None
     cancel_requested: bool = False
+    revision: int = 0
 
     @property
     def terminal(self) -> bool:
@@ -65,8 +72,10 @@ class TaskRecord(msgspec.Struct, kw_only=True, frozen=True):
         return self.ttl_ms is not None and now >= self.created_at + self.ttl_ms / 1000
 
     def changed(self, **changes: Any) -> TaskRecord:
-        """A copy with ``changes`` (and ``last_updated_at`` now, unless given)."""
+        """The next revision: a copy with ``changes`` (and ``last_updated_at`` now, unless
+        given)."""
         changes.setdefault("last_updated_at", time.time())
+        changes["revision"] = self.revision + 1
         return msgspec.structs.replace(self, **changes)
 
 
@@ -88,8 +97,9 @@ class TaskStore(Protocol):
         ...
 
     async def update(self, record: TaskRecord) -> bool:
-        """Replace the stored record of ``record.task_id`` with ``record``, unless the stored
-        one is terminal or gone; whether it was replaced."""
+        """Replace the stored record of ``record.task_id`` with ``record``, atomically, only
+        if the stored one is ``record``'s previous revision (``record.revision - 1``) and not
+        terminal (nor gone); whether it was replaced."""
         ...
 
     async def list(
@@ -143,7 +153,7 @@ class MemoryTaskStore:
 
     async def update(self, record: TaskRecord) -> bool:
         stored = await self.get(record.task_id)
-        if stored is None or stored.terminal:
+        if stored is None or stored.terminal or stored.revision != record.revision - 1:
             return False
         self._records[record.task_id] = record
         return True

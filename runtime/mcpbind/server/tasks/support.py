@@ -13,7 +13,12 @@ with -32021 to a request not declaring the extension); ``tasks/get``, ``tasks/re
 ``tasks/list`` and ``tasks/cancel`` (2025-11-25 sessions), with
 ``notifications/tasks/status`` to the session that created the task on each change of its
 status. An unknown, expired or another requestor's task is -32602. The work itself runs in
-:class:`~mcpbind.server.tasks.runner.TaskRunner`, whose options :class:`TaskSupport` takes.
+:class:`~mcpbind.server.tasks.runner.TaskRunner`, whose options :class:`TaskSupport` takes;
+a server serving with a shared store keeps its tasks there (see
+:meth:`TaskRunner.sharing <mcpbind.server.tasks.runner.TaskRunner.sharing>`), so that any
+worker answers these methods. Listen streams carry ``notifications/tasks`` for the tasks they
+name (:meth:`TaskSupport.watchable`, :meth:`TaskSupport.state`; see
+:mod:`mcpbind.server.listen`).
 """
 
 from __future__ import annotations
@@ -140,6 +145,33 @@ class TaskSupport(TaskRunner):
 
         return tell
 
+    # -- listen streams (subscriptions/listen with taskIds) --------------------------------
+
+    async def watchable(self, task_ids: list[str], ctx: RequestContext) -> list[str]:
+        """Those of ``task_ids`` that are tasks of the requestor of ``ctx`` (see
+        :class:`~mcpbind.server.listen.TaskWatch`)."""
+        if not self.attached:
+            return []
+        requestor = _requestor(ctx)
+        found = []
+        for task_id in task_ids:
+            record = await self.store.get(task_id)
+            if record is not None and record.requestor == requestor:
+                found.append(task_id)
+        return found
+
+    async def state(self, task_id: str) -> ext.DetailedTask | None:
+        """The params of ``notifications/tasks`` for ``task_id`` now, as ``tasks/get`` would
+        answer (``None``: no such task any more)."""
+        record = await self.store.get(task_id)
+        if record is None:
+            return None
+        try:
+            record = await self.read(task_id, record.requestor)  # (failed if its worker is gone)
+        except McpError:  # expired meanwhile
+            return None
+        return detailed(record, None)
+
     # -- the task methods ------------------------------------------------------------------
 
     async def _read(self, task_id: str, ctx: RequestContext) -> TaskRecord:
@@ -162,10 +194,16 @@ class TaskSupport(TaskRunner):
                 METHOD_NOT_FOUND, f"Method not found: tasks/update is not part of {ctx.protocol_version}"
             )
         record = await self._read(params.task_id, ctx)
-        outstanding = record.input_requests or {}
-        answers = {k: v for k, v in params.input_responses.items() if k in outstanding}
-        if answers and record.status == "input_required":
-            await self.change(record.changed(input_responses={**(record.input_responses or {}), **answers}))
+        offered = params.input_responses
+
+        def deliver(stored: TaskRecord) -> dict[str, Any] | None:
+            outstanding = stored.input_requests or {}
+            answers = {k: v for k, v in offered.items() if k in outstanding}
+            if not answers or stored.status != "input_required":
+                return None  # nothing asked now: ignored, as the extension says
+            return {"input_responses": {**(stored.input_responses or {}), **answers}}
+
+        await self.modify(record.task_id, deliver)
         return ext.UpdateTaskResult()
 
     async def _cancel(self, params: types.CancelTaskRequestParams, ctx: RequestContext) -> Any:
