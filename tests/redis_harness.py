@@ -23,6 +23,10 @@ __all__ = ["RedisServer", "free_port", "redis_server_binary", "running_redis"]
 
 START_TIMEOUT = 10.0
 
+# The timeout of the stores the tests open on a Redis that stays up: a busy 2-core machine may
+# take a second or more to answer; a stopped Redis refuses connections at once whatever it is.
+STORE_TIMEOUT = 10.0
+
 
 def free_port() -> int:
     """A port on 127.0.0.1 that was free a moment ago."""

@@ -8,8 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from mcpbind.store import MemoryStore, RedisStore, Store
+from tests.redis_harness import STORE_TIMEOUT
 
-# Short enough that a test waiting for a lost Redis is quick, long enough for a busy machine.
+# The timeout of the stores of tests that lose Redis: short enough that one waiting for a Redis
+# that does not answer is quick (the contract suite's stores, on a Redis that stays up, wait
+# longer: STORE_TIMEOUT).
 TIMEOUT = 1.0
 
 
@@ -29,7 +32,7 @@ async def stores(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[
             yield memory, memory
         return
     url: str = request.getfixturevalue("redis_url")
-    async with RedisStore(url, timeout=TIMEOUT) as one, RedisStore(url, timeout=TIMEOUT) as other:
+    async with RedisStore(url, timeout=STORE_TIMEOUT) as one, RedisStore(url, timeout=STORE_TIMEOUT) as other:
         yield one, other
 
 

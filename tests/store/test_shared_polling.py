@@ -19,6 +19,7 @@ from mcpbind.store import RedisStore
 from mcpbind.transports.http.server import StreamableHTTPApp, close_sse_stream
 from tests.http_harness import serve_asgi
 from tests.http_server_helpers import sse_events
+from tests.redis_harness import STORE_TIMEOUT
 from tests.store.test_shared_sessions import OLD, open_session, raw
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +46,7 @@ async def two_workers(
     async with AsyncExitStack() as stack:
         served = []
         for _ in range(2):
-            app = worker(go).http_app(store=RedisStore(url, timeout=2.0))
+            app = worker(go).http_app(store=RedisStore(url, timeout=STORE_TIMEOUT))
             served.append((app, await stack.enter_async_context(serve_asgi(app)) + "/mcp"))
         yield served
 

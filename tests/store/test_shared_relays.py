@@ -21,6 +21,7 @@ from mcpbind.server.server import Server
 from mcpbind.store import RedisStore
 from tests.http_harness import serve_asgi
 from tests.http_server_helpers import ACCEPT_BOTH, EventReader
+from tests.redis_harness import STORE_TIMEOUT
 from tests.store.test_shared_sessions import OLD, open_session, raw
 
 pytestmark = pytest.mark.anyio
@@ -82,7 +83,7 @@ async def two_workers(url: str, probe: Probe) -> AsyncIterator[tuple[str, str]]:
     async with AsyncExitStack() as stack:
         urls = []
         for name in ("A", "B"):
-            app = worker(name, probe).http_app(store=RedisStore(url, timeout=2.0))
+            app = worker(name, probe).http_app(store=RedisStore(url, timeout=STORE_TIMEOUT))
             urls.append(await stack.enter_async_context(serve_asgi(app)) + "/mcp")
         yield urls[0], urls[1]
 

@@ -29,6 +29,7 @@ from mcpbind.store import RedisStore, Store
 from mcpbind.transports.http.client import open_streamable_http
 from tests.http_harness import serve_asgi
 from tests.http_server_helpers import ACCEPT_BOTH, sse_events
+from tests.redis_harness import STORE_TIMEOUT
 
 pytestmark = pytest.mark.anyio
 
@@ -98,7 +99,7 @@ class Alternating(httpx.AsyncBaseTransport):
 
 @asynccontextmanager
 async def two_workers(url: str, json_response: bool = False) -> AsyncIterator[tuple[list[str], list[Store]]]:
-    stores: list[Store] = [RedisStore(url, timeout=2.0), RedisStore(url, timeout=2.0)]
+    stores: list[Store] = [RedisStore(url, timeout=STORE_TIMEOUT), RedisStore(url, timeout=STORE_TIMEOUT)]
     async with AsyncExitStack() as stack:
         urls = []
         for name, store in zip(("A", "B"), stores, strict=True):
@@ -254,7 +255,7 @@ async def test_another_principal_does_not_find_the_session_on_any_worker(redis_u
         async with AsyncExitStack() as stack:
             urls = []
             for name in ("A", "B"):
-                store = RedisStore(redis_url, timeout=2.0)
+                store = RedisStore(redis_url, timeout=STORE_TIMEOUT)
                 app = with_principal(worker(name).http_app(store=store))
                 urls.append(await stack.enter_async_context(serve_asgi(app)) + "/mcp")
             first, second = urls
@@ -297,7 +298,7 @@ async def test_a_get_stream_on_one_worker_carries_the_other_workers_requests(red
         async with AsyncExitStack() as stack:
             apps, urls = [], []
             for name in ("A", "B"):
-                store = RedisStore(redis_url, timeout=2.0)
+                store = RedisStore(redis_url, timeout=STORE_TIMEOUT)
                 app = worker(name).http_app(store=store, json_response=True)
                 apps.append(app)
                 urls.append(await stack.enter_async_context(serve_asgi(app)) + "/mcp")
@@ -332,7 +333,7 @@ async def test_a_subscription_made_on_another_worker_holds_for_the_get_streams_w
         async with AsyncExitStack() as stack:
             apps, urls = [], []
             for name in ("A", "B"):
-                store = RedisStore(redis_url, timeout=2.0)
+                store = RedisStore(redis_url, timeout=STORE_TIMEOUT)
                 app = worker(name).http_app(store=store)
                 apps.append(app)
                 urls.append(await stack.enter_async_context(serve_asgi(app)) + "/mcp")

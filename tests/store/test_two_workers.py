@@ -25,7 +25,7 @@ from mcpbind.store import MemoryStore, RedisStore, Store
 from mcpbind.store.keys import REQUEST_STATE_KEY_ENV
 from tests.http_harness import serve_asgi
 from tests.http_server_helpers import ACCEPT_BOTH, messages, sse_events
-from tests.redis_harness import RedisServer
+from tests.redis_harness import STORE_TIMEOUT, RedisServer
 
 pytestmark = pytest.mark.anyio
 
@@ -89,8 +89,8 @@ async def workers(stores: list[Store]) -> AsyncIterator[list[str]]:
         yield urls
 
 
-def redis_stores(url: str, count: int = 2) -> list[Store]:
-    return [RedisStore(url, timeout=1.0) for _ in range(count)]
+def redis_stores(url: str, count: int = 2, timeout: float = STORE_TIMEOUT) -> list[Store]:
+    return [RedisStore(url, timeout=timeout) for _ in range(count)]
 
 
 async def post(url: str, message: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
@@ -194,7 +194,7 @@ async def test_a_lost_redis_gives_clear_errors_and_the_workers_recover(
     redis_server: RedisServer, redis_url: str
 ) -> None:
     with anyio.fail_after(60):
-        async with workers(redis_stores(redis_url)) as (first, second):
+        async with workers(redis_stores(redis_url, timeout=1.0)) as (first, second):
             async with Client().connect_url(first) as on_first, Client().connect_url(second) as on_second:
                 async with on_first.listen(tools=True) as changes:
                     redis_server.stop()

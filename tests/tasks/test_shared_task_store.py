@@ -15,6 +15,7 @@ import pytest
 from mcpbind.server.tasks.shared_store import SharedTaskStore, record_key
 from mcpbind.server.tasks.store import TaskRecord
 from mcpbind.store import MemoryStore, RedisStore, Store
+from tests.redis_harness import STORE_TIMEOUT
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +26,7 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
         yield MemoryStore()
         return
     url: str = request.getfixturevalue("redis_url")
-    async with RedisStore(url, prefix=f"t{secrets.token_hex(4)}:", timeout=1.0) as redis:
+    async with RedisStore(url, prefix=f"t{secrets.token_hex(4)}:", timeout=STORE_TIMEOUT) as redis:
         yield redis
 
 

@@ -29,7 +29,7 @@ from mcpbind.server.tasks.shared_store import SharedTaskStore
 from mcpbind.server.tasks.store import TaskRecord
 from mcpbind.store import RedisStore
 from tests.http_harness import serve_asgi
-from tests.redis_harness import RedisServer
+from tests.redis_harness import STORE_TIMEOUT, RedisServer
 
 pytestmark = pytest.mark.anyio
 
@@ -105,7 +105,9 @@ class Alternating:
 
 
 @asynccontextmanager
-async def two_workers(redis_url: str) -> AsyncIterator[tuple[list[Worker], list[RemoteServer], str]]:
+async def two_workers(
+    redis_url: str, timeout: float = STORE_TIMEOUT
+) -> AsyncIterator[tuple[list[Worker], list[RemoteServer], str]]:
     """Two workers sharing a Redis store (with a prefix of this test's own), a client
     connected to each; and the prefix."""
     prefix = f"t{secrets.token_hex(4)}:"
@@ -113,7 +115,7 @@ async def two_workers(redis_url: str) -> AsyncIterator[tuple[list[Worker], list[
         workers, remotes = [], []
         for _ in range(2):
             worker = Worker()
-            store = RedisStore(redis_url, prefix=prefix, timeout=1.0)
+            store = RedisStore(redis_url, prefix=prefix, timeout=timeout)
             base = await stack.enter_async_context(serve_asgi(worker.server.http_app(store=store)))
             client = Client("tester", "0.1", versions=(MODERN,), elicitation=answer_name)
             remotes.append(await stack.enter_async_context(client.connect_url(base + "/mcp")))
@@ -182,7 +184,7 @@ async def test_a_task_whose_worker_is_gone_is_reported_failed(redis_url: str) ->
     any worker reads it ``failed``, saying why."""
     with anyio.fail_after(20):
         async with two_workers(redis_url) as (_, (_, on_second), prefix):
-            async with RedisStore(redis_url, prefix=prefix, timeout=1.0) as store:
+            async with RedisStore(redis_url, prefix=prefix, timeout=STORE_TIMEOUT) as store:
                 now = time.time()
                 task_id = "orphan-" + secrets.token_hex(4)
                 await SharedTaskStore(store).create(
@@ -215,7 +217,7 @@ async def test_tasks_list_pages_across_workers(redis_url: str) -> None:
         workers = [Worker(), Worker()]
         for worker in workers:
             worker.server.tasks.page_size = 2
-            store = RedisStore(redis_url, prefix=prefix, timeout=1.0)
+            store = RedisStore(redis_url, prefix=prefix, timeout=STORE_TIMEOUT)
             bases.append(await stack.enter_async_context(serve_asgi(worker.server.http_app(store=store))))
         first = await stack.enter_async_context(
             Client("tester", "0.1", versions=("2025-11-25",)).connect_url(bases[0] + "/mcp")
@@ -265,7 +267,7 @@ async def test_a_2025_session_hears_status_changes_made_on_either_worker(redis_u
             workers = [Worker(), Worker()]
             urls = []
             for worker in workers:
-                store = RedisStore(redis_url, prefix=prefix, timeout=1.0)
+                store = RedisStore(redis_url, prefix=prefix, timeout=STORE_TIMEOUT)
                 base = await stack.enter_async_context(serve_asgi(worker.server.http_app(store=store)))
                 urls.append(base + "/mcp")
             router = Router([port_of(url) for url in urls])
@@ -296,7 +298,7 @@ async def test_a_lost_redis_fails_task_requests_clearly_and_the_workers_go_on(
     could not be recorded does not bring its worker down, and once Redis is back tasks work
     again (a Redis that restarted empty knows no task of before)."""
     with anyio.fail_after(60):
-        async with two_workers(redis_url) as ((first, _), (on_first, on_second), _):
+        async with two_workers(redis_url, timeout=1.0) as ((first, _), (on_first, on_second), _):
             started = await on_first.start_tool("slow", {"n": 1})
             redis_server.stop()
             try:

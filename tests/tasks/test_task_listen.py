@@ -21,6 +21,7 @@ from mcpbind.protocol.tasks import TASKS_EXTENSION
 from mcpbind.store import RedisStore
 from tests.http_harness import serve_asgi
 from tests.http_server_helpers import ACCEPT_BOTH
+from tests.redis_harness import STORE_TIMEOUT
 from tests.tasks.test_shared_tasks import Worker
 
 pytestmark = pytest.mark.anyio
@@ -68,7 +69,7 @@ async def two_workers(redis_url: str) -> AsyncIterator[tuple[list[Worker], list[
     async with AsyncExitStack() as stack:
         workers, urls = [Worker(), Worker()], []
         for worker in workers:
-            store = RedisStore(redis_url, prefix=prefix, timeout=1.0)
+            store = RedisStore(redis_url, prefix=prefix, timeout=STORE_TIMEOUT)
             urls.append(
                 await stack.enter_async_context(serve_asgi(worker.server.http_app(store=store))) + "/mcp"
             )
