@@ -9,6 +9,9 @@ Tools (each result is ``"TEXT (pid PID)"``):
 * ``greet``: asks the user's name (elicitation, a form with one string ``name``).
 * ``count`` {steps}: reports progress at each step.
 * ``change``: announces a tools-list change and an update of ``test://watched``.
+* ``double`` {n} (a task when the client can follow one): ``"doubled 2n"``.
+* ``greet_later`` (a task when the client can follow one): asks the user's name
+  (elicitation; in a task, the task waits ``input_required`` for the answer).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import os
 from mcpbind import types
 from mcpbind.runtime.context import RequestContext
 from mcpbind.server.server import Server
+from mcpbind.server.tasks import TaskSupport
 
 WATCHED = "test://watched"
 
-server = Server("mcpbind-fleet", "1.0")
+server = Server("mcpbind-fleet", "1.0", tasks=TaskSupport(poll_interval_ms=20))
 
 
 def _answer(text: str) -> str:
@@ -44,13 +48,29 @@ async def summarize(text: str, ctx: RequestContext) -> str:
     return _answer(content.text if isinstance(content, types.TextContent) else "?")
 
 
-@server.tool()
-async def greet(ctx: RequestContext) -> str:
-    """Asks the user's name."""
+async def _ask_name(ctx: RequestContext) -> str:
     schema = types.ElicitRequestFormParamsRequestedSchema(properties={"name": types.StringSchema()})
     answer = await ctx.elicit(types.ElicitRequestFormParams(message="Your name?", requested_schema=schema))
     name = answer.content.get("name") if isinstance(answer, types.ElicitResult) and answer.content else None
     return _answer(f"hello {name}")
+
+
+@server.tool()
+async def greet(ctx: RequestContext) -> str:
+    """Asks the user's name."""
+    return await _ask_name(ctx)
+
+
+@server.tool(task=True)
+async def double(n: int) -> str:
+    """Doubles ``n`` (as a task when the client can follow one)."""
+    return _answer(f"doubled {2 * n}")
+
+
+@server.tool(task=True)
+async def greet_later(ctx: RequestContext) -> str:
+    """Asks the user's name (as a task when the client can follow one)."""
+    return await _ask_name(ctx)
 
 
 @server.tool()

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -25,6 +25,9 @@ pytest.importorskip("mcp")
 
 import mcp
 import mcp.types
+import mcp_types
+import pydantic
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientRequestContext
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
@@ -32,6 +35,7 @@ from mcpbind import types
 from mcpbind.client.client import Client
 from mcpbind.client.subscriptions import ResourceUpdated as OurResourceUpdated
 from mcpbind.client.subscriptions import ToolsListChanged as OurToolsListChanged
+from mcpbind.protocol.tasks import TASKS_EXTENSION as TASKS
 from tests.fleet import Fleet, running_fleet
 
 pytestmark = pytest.mark.anyio
@@ -247,6 +251,136 @@ async def test_mcpbinds_client_in_2026_mode(fleet: Fleet) -> None:
     assert len(pids) > 1, "one worker answered every request"
 
 
-# -- tasks -----------------------------------------------------------------------------------
-# (A task started through the balancer, polled with tasks/get on the other workers, for both
-# clients: added with the tasks extension's fleet support.)
+# -- tasks ----------------------------------------------------------------------------------
+# A task started through the balancer runs on the worker that took the call; tasks/get,
+# tasks/update and tasks/result land on the others (round-robin: of three requests in a row,
+# one per worker), which read and write its record in Redis.
+
+
+async def test_mcpbinds_client_follows_tasks_across_workers_in_2026_mode(fleet: Fleet) -> None:
+    client = Client(protocol_version=MODERN, elicitation=our_elicitation)
+    with anyio.fail_after(TIMEOUT):
+        async with client.connect_url(fleet.url, transport="streamable-http") as server:
+            task = await server.start_tool("double", {"n": 21})
+            assert task.task_id is not None
+            # One tasks/get per worker: each reads the task from Redis.
+            states = [await task.status() for _ in fleet.servers]
+            assert {state.task_id for state in states} == {task.task_id}
+            assert our_text(await task.result()).startswith("doubled 42 (pid ")
+            # A task asking for input: tasks/get sees input_required on one worker, the
+            # answer (tasks/update) reaches the task's worker from another.
+            asking = await server.start_tool("greet_later")
+            assert asking.task_id is not None
+            answered = our_text(await asking.result())
+            assert answered.startswith("hello Ada (pid ")
+            assert pid_of(answered) in fleet.pids
+
+
+async def test_mcpbinds_client_follows_a_task_across_workers_in_a_2025_session(fleet: Fleet) -> None:
+    client = Client(protocol_version=OLD, elicitation=our_elicitation)
+    with anyio.fail_after(TIMEOUT):
+        async with client.connect_url(fleet.url, transport="streamable-http") as server:
+            assert server.protocol_version == OLD
+            task = await server.start_tool("double", {"n": 4}, ttl_ms=60_000)
+            assert task.task_id is not None
+            states = [await task.status() for _ in fleet.servers]
+            assert {state.task_id for state in states} == {task.task_id}
+            assert our_text(await task.result()).startswith("doubled 8 (pid ")
+
+
+# The official SDK (mcp 2.3.0) has no tasks client of its own: no tasks/get, tasks/update or
+# TaskMetadata anywhere in mcp/client (mcp/server/extension.py names tasks/get only as an
+# example of an extension's method). What it has is a generic client extension
+# (mcp.client.extension.ClientExtension): an identifier it declares in the capabilities every
+# 2026-07-28 request carries, and result claims (ResultClaim) finishing a tools/call result of
+# another resultType. The tasks extension is written here on that: a claim on resultType
+# "task" whose resolver follows the task with tasks/get (and answers input_required with
+# tasks/update), sent as plain requests through the session's send_request.
+
+
+class OfficialCreatedTask(mcp_types.Result):
+    """A tools/call answered with a task (the tasks extension's CreateTaskResult)."""
+
+    result_type: Literal["task"] = "task"
+    task_id: str
+    status: str
+    poll_interval_ms: int | None = None
+
+
+class OfficialTaskParams(mcp_types.RequestParams):
+    task_id: str
+    input_responses: dict[str, Any] | None = None
+
+
+class OfficialTaskState(mcp_types.Result):
+    """tasks/get's answer (a DetailedTask), the members the test reads."""
+
+    model_config = pydantic.ConfigDict(extra="allow")
+    task_id: str
+    status: str
+    result: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
+
+
+class OfficialGetTask(mcp_types.Request[OfficialTaskParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    name_param = "taskId"
+
+
+class OfficialUpdateTask(mcp_types.Request[OfficialTaskParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    name_param = "taskId"
+
+
+class OfficialTasks(ClientExtension):
+    """The tasks extension for the official client: follows a task to its end, answering
+    an elicitation with the name Ada; counts the tasks/get it sent."""
+
+    identifier = TASKS
+
+    def __init__(self) -> None:
+        self.polls = 0
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=OfficialCreatedTask, resolve=self.follow)]
+
+    async def follow(self, created: OfficialCreatedTask, ctx: ClaimContext) -> mcp.types.CallToolResult:
+        answered: set[str] = set()
+        while True:
+            self.polls += 1
+            state = await ctx.session.send_request(
+                OfficialGetTask(params=OfficialTaskParams(task_id=created.task_id)), OfficialTaskState
+            )
+            if state.status == "completed":
+                assert state.result is not None
+                return mcp.types.CallToolResult.model_validate(state.result)
+            assert state.status in ("working", "input_required"), state
+            fresh = {key: asked for key, asked in (state.input_requests or {}).items() if key not in answered}
+            if fresh:
+                assert all(asked["method"] == "elicitation/create" for asked in fresh.values()), fresh
+                responses = {key: {"action": "accept", "content": {"name": "Ada"}} for key in fresh}
+                params = OfficialTaskParams(task_id=created.task_id, input_responses=responses)
+                await ctx.session.send_request(OfficialUpdateTask(params=params), mcp_types.Result)
+                answered.update(fresh)
+            await anyio.sleep((created.poll_interval_ms or 20) / 1000)
+
+
+async def test_the_official_client_follows_tasks_across_workers_in_2026_mode(fleet: Fleet) -> None:
+    tasks = OfficialTasks()
+    client = mcp.Client(
+        fleet.url,
+        mode=MODERN,
+        extensions=[tasks],
+        elicitation_callback=official_elicitation,  # (declares elicitation; the claim answers)
+        read_timeout_seconds=TIMEOUT,
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with client as session:
+            assert session.protocol_version == MODERN
+            doubled = official_text(await session.call_tool("double", {"n": 21}))
+            assert doubled.startswith("doubled 42 (pid ")
+            assert tasks.polls >= 1, "the call was answered at once, not as a task"
+            polls = tasks.polls
+            greeting = official_text(await session.call_tool("greet_later", {}))
+            assert greeting.startswith("hello Ada (pid ")
+            assert tasks.polls > polls
