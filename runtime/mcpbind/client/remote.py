@@ -242,12 +242,14 @@ class RemoteServer:
         prompts: bool = False,
         resources: bool = False,
         resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
         buffer: int = 256,
         timeout: float | None = None,
     ) -> Listener:
         """Changes on the server as typed events, for the kinds asked for: ``tools``,
         ``prompts`` and ``resources`` list changes, updates of the resources at
-        ``resource_uris``. ::
+        ``resource_uris``, status changes of the tasks ``task_ids`` (the tasks extension, at a
+        stateless version: :class:`~mcpbind.client.subscriptions.TaskChanged` events). ::
 
             async with server.listen(tools=True, resource_uris=["file:///a"]) as changes:
                 print(changes.acknowledged)  # what the server agreed to send
@@ -266,6 +268,7 @@ class RemoteServer:
             prompts=prompts,
             resources=resources,
             resource_uris=resource_uris,
+            task_ids=task_ids,
             buffer=buffer,
             timeout=timeout if timeout is not None else self.session.request_timeout,
         )

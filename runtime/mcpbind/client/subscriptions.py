@@ -1,7 +1,9 @@
 """Change notifications for a client, as typed events: ``RemoteServer.listen()`` opens a
 ``subscriptions/listen`` stream (MCP 2026-07-28) for the kinds of change asked for and yields
 :class:`ToolsListChanged`, :class:`PromptsListChanged`, :class:`ResourcesListChanged` and
-:class:`ResourceUpdated` events as they come.
+:class:`ResourceUpdated` events as they come; with the tasks extension
+(``io.modelcontextprotocol/tasks``), the status changes of the tasks asked for
+(``task_ids``) as :class:`TaskChanged` events carrying the server's ``DetailedTask``.
 
 On stdio every stream shares the pipe: notifications are routed to their listener by the
 ``io.modelcontextprotocol/subscriptionId`` they carry (the id of the listen request). Over
@@ -9,7 +11,8 @@ Streamable HTTP the listen POST's SSE stream stays open and carries them. A sess
 handshake version (2025 and older) has no ``subscriptions/listen``: there ``listen()`` uses
 the session's own notifications (the list changes the server declared ``listChanged`` for,
 and ``resources/subscribe`` for the URIs asked for, when the server offers it), so the same
-code runs against both eras.
+code runs against both eras (task notifications are the extension's, at a stateless version
+only: a session leaves the tasks out of :attr:`Listener.acknowledged`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET
 
+from mcpbind.client.tasks import declaring_tasks
+from mcpbind.protocol import task_listen
+from mcpbind.protocol import tasks as ext
 from mcpbind.protocol.envelope import SUBSCRIPTION_ID
 from mcpbind.protocol.errors import CONNECTION_CLOSED, McpError
 from mcpbind.protocol.wire import RequestId
@@ -43,6 +49,7 @@ __all__ = [
     "ResourceUpdated",
     "ResourcesListChanged",
     "Subscriptions",
+    "TaskChanged",
     "ToolsListChanged",
 ]
 
@@ -51,7 +58,15 @@ TOOLS_CHANGED: Final = "notifications/tools/list_changed"
 PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
 RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
 RESOURCE_UPDATED: Final = "notifications/resources/updated"
-ROUTED: Final = (ACKNOWLEDGED, TOOLS_CHANGED, PROMPTS_CHANGED, RESOURCES_CHANGED, RESOURCE_UPDATED)
+TASK_CHANGED: Final = ext.NOTIFICATIONS_TASKS.method
+ROUTED: Final = (
+    ACKNOWLEDGED,
+    TOOLS_CHANGED,
+    PROMPTS_CHANGED,
+    RESOURCES_CHANGED,
+    RESOURCE_UPDATED,
+    TASK_CHANGED,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +91,16 @@ class ResourceUpdated:
     uri: str
 
 
-ChangeEvent = ToolsListChanged | PromptsListChanged | ResourcesListChanged | ResourceUpdated
+@dataclass(frozen=True, slots=True)
+class TaskChanged:
+    """A task asked for (``task_ids``) has a new status: ``task`` is the server's
+    ``DetailedTask`` (one of :data:`mcpbind.protocol.tasks.DetailedTask`), with the result or
+    error of a task that ended and the input requests of one that waits for input."""
+
+    task: ext.DetailedTask
+
+
+ChangeEvent = ToolsListChanged | PromptsListChanged | ResourcesListChanged | ResourceUpdated | TaskChanged
 
 _SIMPLE: Final[Mapping[str, ChangeEvent]] = {
     TOOLS_CHANGED: ToolsListChanged(),
@@ -85,10 +109,27 @@ _SIMPLE: Final[Mapping[str, ChangeEvent]] = {
 }
 
 
+def _task_state(params: Any) -> ext.DetailedTask | None:
+    """The ``DetailedTask`` a ``notifications/tasks`` carries (None when it carries none)."""
+    try:
+        state: ext.DetailedTask
+        if isinstance(params, msgspec.Raw | bytes):
+            state = msgspec.json.decode(params, type=ext.DetailedTask)
+        else:
+            builtins = msgspec.to_builtins(params) if isinstance(params, msgspec.Struct) else params
+            state = msgspec.convert(builtins, ext.DetailedTask)
+        return state
+    except (msgspec.ValidationError, msgspec.DecodeError, TypeError):
+        return None
+
+
 def _event(method: str, params: Any) -> ChangeEvent | None:
     simple = _SIMPLE.get(method)
     if simple is not None:
         return simple
+    if method == TASK_CHANGED:
+        state = _task_state(params)
+        return TaskChanged(state) if state is not None else None
     uri = getattr(params, "uri", None)
     return ResourceUpdated(uri) if method == RESOURCE_UPDATED and isinstance(uri, str) else None
 
@@ -156,8 +197,9 @@ class Listener:
     """One listen stream: ``async with server.listen(tools=True) as changes: async for event in
     changes: ...``. :attr:`acknowledged` is what the server agreed to send (a
     ``SubscriptionFilter`` of MCP 2026-07-28: ``tools_list_changed``, ``prompts_list_changed``,
-    ``resources_list_changed``, ``resource_subscriptions``), set once ``async with`` has
-    entered. Iteration ends when the server ends the subscription; leaving the block cancels
+    ``resources_list_changed``, ``resource_subscriptions``; with ``task_ids``, a
+    :class:`~mcpbind.protocol.task_listen.ListenFilter` whose ``task_ids`` are the tasks the
+    server agreed to report), set once ``async with`` has entered. Iteration ends when the server ends the subscription; leaving the block cancels
     it."""
 
     def __init__(
@@ -171,16 +213,22 @@ class Listener:
         resource_uris: Sequence[str],
         buffer: int,
         timeout: float | None,
+        task_ids: Sequence[str] = (),
     ) -> None:
         self._server = server
         self._subscriptions = subscriptions
-        modern = schema_for(LATEST_VERSION).structs
-        self.requested: Any = modern.SubscriptionFilter(
-            tools_list_changed=True if tools else UNSET,
-            prompts_list_changed=True if prompts else UNSET,
-            resources_list_changed=True if resources else UNSET,
-            resource_subscriptions=list(resource_uris) if resource_uris else UNSET,
-        )
+        asked: dict[str, Any] = {
+            "tools_list_changed": True if tools else UNSET,
+            "prompts_list_changed": True if prompts else UNSET,
+            "resources_list_changed": True if resources else UNSET,
+            "resource_subscriptions": list(resource_uris) if resource_uris else UNSET,
+        }
+        self.task_ids = list(task_ids)
+        self.requested: Any
+        if self.task_ids:
+            self.requested = task_listen.ListenFilter(**asked, task_ids=self.task_ids)
+        else:
+            self.requested = schema_for(LATEST_VERSION).structs.SubscriptionFilter(**asked)
         self.acknowledged: Any = None
         self.subscription_id: RequestId | None = None
         self._send: MemoryObjectSendStream[ChangeEvent]
@@ -224,6 +272,9 @@ class Listener:
             return wanted.prompts_list_changed is True
         if isinstance(event, ResourcesListChanged):
             return wanted.resources_list_changed is True
+        if isinstance(event, TaskChanged):
+            ids = getattr(wanted, "task_ids", UNSET)
+            return isinstance(ids, list) and event.task.task_id in ids
         uris = wanted.resource_subscriptions
         return isinstance(uris, list) and event.uri in uris
 
@@ -271,7 +322,15 @@ class Listener:
     async def _stream(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         server = self._server
         modern = schema_for(LATEST_VERSION)
-        params = modern.structs.SubscriptionsListenRequestParams(meta={}, notifications=self.requested)
+        spec: Any = modern.methods.SUBSCRIPTIONS_LISTEN
+        params: Any
+        if self.task_ids:  # the tasks extension's filter, declaring the extension
+            spec = task_listen.SUBSCRIPTIONS_LISTEN
+            params = task_listen.ListenRequestParams(
+                meta=declaring_tasks(server), notifications=self.requested
+            )
+        else:
+            params = modern.structs.SubscriptionsListenRequestParams(meta={}, notifications=self.requested)
         tag = server.session.connection.next_request_id
         self.subscription_id = tag
         self._subscriptions.add(self, tag)
@@ -279,7 +338,7 @@ class Listener:
         try:
             try:
                 # No time limit: the stream lasts until either side ends it.
-                await server.request(modern.methods.SUBSCRIPTIONS_LISTEN, params, timeout=math.inf)
+                await server.request(spec, params, timeout=math.inf)
             except McpError as exc:
                 self._error = exc
             # The stream's notifications came before its end: they reach the reader first.
@@ -313,6 +372,8 @@ class Listener:
             else UNSET,
             resource_subscriptions=uris,
         )
+        if self.task_ids:  # the extension's notifications: none on a session
+            self.acknowledged = msgspec.structs.replace(self.acknowledged, task_ids=UNSET)
         self._subscriptions.add(self, None)
         if isinstance(uris, list):
             for uri in uris:

@@ -30,7 +30,7 @@ from mcpbind.protocol.errors import INVALID_REQUEST, McpError, error_from_respon
 from mcpbind.protocol.methods import RequestSpec, ToServer
 from mcpbind.runtime.session import Session
 
-__all__ = ["TaskCancelled", "ToolTask", "start_tool"]
+__all__ = ["TaskCancelled", "ToolTask", "declaring_tasks", "start_tool"]
 
 methods = types.methods
 _MIN_POLL = 0.01  # seconds: a server suggesting less (or 0) is polled this often
@@ -60,7 +60,7 @@ class _Remote(Protocol):
     ) -> Any: ...
 
 
-def _declaring(remote: _Remote) -> dict[str, Any]:
+def declaring_tasks(remote: _Remote) -> dict[str, Any]:
     """The ``_meta`` entry declaring the tasks extension with the client's capabilities."""
     capabilities = msgspec.to_builtins(remote.client_capabilities)
     extensions = dict(capabilities.get("extensions") or {})
@@ -74,7 +74,7 @@ async def start_tool(
     """Call the tool ``name`` letting the server run it as a task (see the module)."""
     args = UNSET if arguments is None else dict(arguments)
     if remote.stateless:
-        params = types.CallToolRequestParams(name=name, arguments=args, meta=_declaring(remote))
+        params = types.CallToolRequestParams(name=name, arguments=args, meta=declaring_tasks(remote))
         raw = await remote.request(raw_result_spec(methods.TOOLS_CALL), params)
         data = bytes(raw)
         if b'"task"' in data:
@@ -122,7 +122,7 @@ class ToolTask:
         :data:`~mcpbind.protocol.tasks.DetailedTask` shapes, else 2025-11-25's ``GetTaskResult``."""
         task_id = self._id()
         if self.remote.stateless:
-            params = ext.GetTaskRequestParams(task_id=task_id, meta=_declaring(self.remote))
+            params = ext.GetTaskRequestParams(task_id=task_id, meta=declaring_tasks(self.remote))
             return await self.remote.request(ext.TASKS_GET, params)
         return await self.remote.request(methods.TASKS_GET, types.GetTaskRequestParams(task_id=task_id))
 
@@ -130,7 +130,7 @@ class ToolTask:
         """Ask the server to cancel the task (``tasks/cancel``); cancellation is cooperative."""
         task_id = self._id()
         if self.remote.stateless:
-            params = ext.CancelTaskRequestParams(task_id=task_id, meta=_declaring(self.remote))
+            params = ext.CancelTaskRequestParams(task_id=task_id, meta=declaring_tasks(self.remote))
             await self.remote.request(ext.TASKS_CANCEL, params)
         else:
             await self.remote.request(methods.TASKS_CANCEL, types.CancelTaskRequestParams(task_id=task_id))
@@ -173,7 +173,7 @@ class ToolTask:
                 if responses:
                     self._answered.update(responses)
                     params = ext.UpdateTaskRequestParams(
-                        task_id=state.task_id, input_responses=responses, meta=_declaring(self.remote)
+                        task_id=state.task_id, input_responses=responses, meta=declaring_tasks(self.remote)
                     )
                     await self.remote.request(ext.TASKS_UPDATE, params)
         return None

@@ -10,8 +10,8 @@ from typing import Literal
 
 from mcpbind import types
 from mcpbind.protocol.envelope import MODERN_ONLY_METHODS
-from mcpbind.protocol.task_listen import SUBSCRIPTIONS_LISTEN
-from mcpbind.protocol.tasks import TASKS_UPDATE
+from mcpbind.protocol.task_listen import SUBSCRIPTIONS_ACKNOWLEDGED, SUBSCRIPTIONS_LISTEN
+from mcpbind.protocol.tasks import NOTIFICATIONS_TASKS, TASKS_UPDATE
 from mcpbind.protocol.wire import Codec
 from mcpbind.versions import LATEST_VERSION, schema_for
 
@@ -35,7 +35,9 @@ def _codec_for(role: Role, batching: bool) -> Codec:
 
 def _client_table() -> ModuleType:
     """What a client accepts: the handler-facing table, plus the notifications only the
-    stateless versions have (``notifications/subscriptions/acknowledged``, in their types)."""
+    stateless versions have (``notifications/subscriptions/acknowledged``, in their types) and
+    those of the tasks extension (``notifications/tasks``; the acknowledgement with its
+    ``taskIds``, :mod:`mcpbind.protocol.task_listen`)."""
     table = ModuleType("mcpbind.protocol.codecs.client_table")
     modern = schema_for(LATEST_VERSION).methods
     table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
@@ -44,6 +46,8 @@ def _client_table() -> ModuleType:
     table.NOTIFICATIONS = {  # type: ignore[attr-defined]
         **methods.NOTIFICATIONS,
         **{m: spec for m, spec in modern.NOTIFICATIONS.items() if m not in methods.NOTIFICATIONS},
+        SUBSCRIPTIONS_ACKNOWLEDGED.method: SUBSCRIPTIONS_ACKNOWLEDGED,  # (with the extension's taskIds)
+        NOTIFICATIONS_TASKS.method: NOTIFICATIONS_TASKS,
     }
     return table
 

@@ -2,7 +2,8 @@
 filter's ``taskIds``, the tasks whose ``notifications/tasks`` the client asks for (and, in the
 acknowledgement, those the server agreed to send). The 2026-07-28 schema does not have the
 member: :class:`ListenFilter` is its ``SubscriptionFilter`` with it, and
-:data:`SUBSCRIPTIONS_LISTEN` the method as a server that knows the extension reads it.
+:data:`SUBSCRIPTIONS_LISTEN` the method as a server that knows the extension reads it;
+:data:`SUBSCRIPTIONS_ACKNOWLEDGED` the acknowledgement as a client that knows it reads it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,16 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
-from mcpbind.protocol.methods import Direction, RequestSpec, ToServer
+from mcpbind.protocol.methods import Direction, NotificationSpec, RequestSpec, ToServer
 from mcpbind.versions import LATEST_VERSION, schema_for
 
-__all__ = ["SUBSCRIPTIONS_LISTEN", "ListenFilter", "ListenRequestParams"]
+__all__ = [
+    "SUBSCRIPTIONS_ACKNOWLEDGED",
+    "SUBSCRIPTIONS_LISTEN",
+    "AcknowledgedParams",
+    "ListenFilter",
+    "ListenRequestParams",
+]
 
 
 class ListenFilter(msgspec.Struct, kw_only=True):
@@ -41,5 +48,20 @@ SUBSCRIPTIONS_LISTEN: Final[RequestSpec[ListenRequestParams, Any, ToServer]] = R
     Direction.CLIENT_TO_SERVER,
     ListenRequestParams,
     schema_for(LATEST_VERSION).SubscriptionsListenResult,
+    params_optional=False,
+)
+
+
+class AcknowledgedParams(msgspec.Struct, kw_only=True):
+    """``notifications/subscriptions/acknowledged`` params whose filter may name tasks."""
+
+    meta: dict[str, Any] | UnsetType = field(name="_meta", default=UNSET)
+    notifications: ListenFilter
+
+
+SUBSCRIPTIONS_ACKNOWLEDGED: Final[NotificationSpec[AcknowledgedParams, Any]] = NotificationSpec(
+    "notifications/subscriptions/acknowledged",
+    Direction.SERVER_TO_CLIENT,
+    AcknowledgedParams,
     params_optional=False,
 )
