@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from mcpbind import types
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
+from mcpbind.client.subscriptions import Listener
 from mcpbind.client.tasks import TaskCancelled, ToolTask
 from mcpbind.protocol.errors import McpError
 from mcpbind.protocol.methods import RequestSpec, ToServer
@@ -102,6 +103,12 @@ class Alternating:
         remote = self.remotes[self.sent % len(self.remotes)]
         self.sent += 1
         return await remote.request(spec, params, timeout=timeout)
+
+    def listen(self, *, task_ids: Sequence[str] = ()) -> Listener:
+        """A listen stream through the next remote in turn."""
+        remote = self.remotes[self.sent % len(self.remotes)]
+        self.sent += 1
+        return remote.listen(task_ids=task_ids)
 
 
 @asynccontextmanager

@@ -335,10 +335,10 @@ class RemoteServer:
         """The task ``task_id`` (one started earlier, perhaps by another process), to follow."""
         return ToolTask(self, task_id, poll_interval_ms)
 
-    async def wait_for_task(self, task_id: str) -> types.CallToolResult:
+    async def wait_for_task(self, task_id: str, *, listen: bool = False) -> types.CallToolResult:
         """The result of the task ``task_id`` once it ends (see :meth:`ToolTask.result
-        <mcpbind.client.tasks.ToolTask.result>`)."""
-        return await self.task(task_id).result()
+        <mcpbind.client.tasks.ToolTask.result>`; ``listen``: woken by its notifications too)."""
+        return await self.task(task_id).result(listen=listen)
 
     @property
     def client_capabilities(self) -> Any:

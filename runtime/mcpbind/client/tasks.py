@@ -10,12 +10,20 @@ with the client's own sampling, elicitation and roots handlers (stateless: ``tas
 2025-11-25: the server asks on the session while ``tasks/result`` waits), and returns the
 tool's result. A task that failed raises the :class:`~mcpbind.protocol.errors.McpError` it
 failed with; a cancelled one :class:`TaskCancelled`. ``await task.cancel()`` cancels it.
+
+``await task.result(listen=True)`` (at a stateless version) also opens a ``subscriptions/listen``
+stream for the task (``taskIds``, :mod:`mcpbind.client.subscriptions`): each status change the
+server reports wakes it at once with the task's state, and ``tasks/get`` is sent only when the
+stream stayed quiet for a poll interval (a server may see some changes only when a task is read,
+such as a task whose worker is gone). A server that does not agree to report the task, or that
+ends the stream, is polled as without ``listen``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
@@ -29,6 +37,9 @@ from mcpbind.protocol.envelope import CLIENT_CAPABILITIES
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError, error_from_response
 from mcpbind.protocol.methods import RequestSpec, ToServer
 from mcpbind.runtime.session import Session
+
+if TYPE_CHECKING:
+    from mcpbind.client.subscriptions import Listener
 
 __all__ = ["TaskCancelled", "ToolTask", "declaring_tasks", "start_tool"]
 
@@ -58,6 +69,8 @@ class _Remote(Protocol):
     async def request(
         self, spec: RequestSpec[Any, Any, ToServer], params: Any, *, timeout: float | None = None
     ) -> Any: ...
+
+    def listen(self, *, task_ids: Sequence[str] = ()) -> Listener: ...
 
 
 def declaring_tasks(remote: _Remote) -> dict[str, Any]:
@@ -135,10 +148,16 @@ class ToolTask:
         else:
             await self.remote.request(methods.TASKS_CANCEL, types.CancelTaskRequestParams(task_id=task_id))
 
-    async def result(self) -> types.CallToolResult:
-        """Poll until the task ends, answering what it asks for; its result (see the module)."""
+    async def result(self, *, listen: bool = False) -> types.CallToolResult:
+        """Poll until the task ends, answering what it asks for; its result. ``listen``: woken
+        by the server's notifications of the task as well (see the module)."""
         if self._result is not None:
             return self._result
+        if listen and self.remote.stateless:
+            done = await self._follow_listening()
+            if done is not None:
+                self._result = done
+                return done
         while True:
             state = await self.status()
             if self.remote.stateless:
@@ -149,6 +168,34 @@ class ToolTask:
                 self._result = done
                 return done
             await anyio.sleep(max(self.poll_interval_ms / 1000, _MIN_POLL))
+
+    async def _follow_listening(self) -> types.CallToolResult | None:
+        """The result, following the task's notifications (tasks/get when they are quiet for
+        a poll interval); ``None`` when the server does not report the task, or stops."""
+        task_id = self._id()
+        async with AsyncExitStack() as stack:
+            try:
+                changes = await stack.enter_async_context(self.remote.listen(task_ids=[task_id]))
+            except McpError:  # a server refusing the stream is polled
+                return None
+            agreed = getattr(changes.acknowledged, "task_ids", UNSET)
+            if not isinstance(agreed, list) or task_id not in agreed:
+                return None
+            state: Any = None  # (the server reports the task's state first)
+            while True:
+                if state is not None:
+                    done = await self._modern_step(state)
+                    if done is not None:
+                        return done
+                state = None
+                with anyio.move_on_after(max(self.poll_interval_ms / 1000, _MIN_POLL)):
+                    try:
+                        event = await changes.__anext__()
+                    except (StopAsyncIteration, McpError):  # the stream ended
+                        return None
+                    state = getattr(event, "task", None)
+                if state is None:
+                    state = await self.status()
 
     def _id(self) -> str:
         if self.task_id is None:
