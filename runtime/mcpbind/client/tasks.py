@@ -22,8 +22,8 @@ ends the stream, is polled as without ``listen``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, Protocol
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from typing import Any, Protocol
 
 import anyio
 import msgspec
@@ -37,9 +37,6 @@ from mcpbind.protocol.envelope import CLIENT_CAPABILITIES
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError, error_from_response
 from mcpbind.protocol.methods import RequestSpec, ToServer
 from mcpbind.runtime.session import Session
-
-if TYPE_CHECKING:
-    from mcpbind.client.subscriptions import Listener
 
 __all__ = ["TaskCancelled", "ToolTask", "declaring_tasks", "start_tool"]
 
@@ -70,7 +67,9 @@ class _Remote(Protocol):
         self, spec: RequestSpec[Any, Any, ToServer], params: Any, *, timeout: float | None = None
     ) -> Any: ...
 
-    def listen(self, *, task_ids: Sequence[str] = ()) -> Listener: ...
+    def listen(self, *, task_ids: Sequence[str] = ()) -> AbstractAsyncContextManager[Any]:
+        """A :class:`~mcpbind.client.subscriptions.Listener` for the tasks ``task_ids``."""
+        ...
 
 
 def declaring_tasks(remote: _Remote) -> dict[str, Any]:
