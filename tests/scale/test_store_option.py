@@ -9,14 +9,12 @@ they are skipped.
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.harness import child_env
+from tests.cli_harness import run_mcpbind
 from tests.scale.clients import NAME, connected, retrying
 from tests.scale.serving import PID_SERVER, serve
 
@@ -44,15 +42,9 @@ async def test_retries_reach_any_worker_sharing_a_redis_store(
 
 @pytest.mark.parametrize("workers", ["1", "3"])
 def test_a_store_url_it_does_not_take(workers: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpbind", "serve", PID_SERVER, "--transport", "http"]
-        + ["--port", "0", "--workers", workers, "--store", "carrier-pigeon://coop"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        timeout=60,
-        check=False,
+    done = run_mcpbind(
+        *("serve", PID_SERVER, "--transport", "http", "--port", "0"),
+        *("--workers", workers, "--store", "carrier-pigeon://coop"),
     )
     assert done.returncode == 2
     assert "mcpbind: --store carrier-pigeon://coop: " in done.stderr, done.stderr
@@ -64,15 +56,9 @@ def test_a_store_it_cannot_reach_at_start(workers: str) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
         closed.bind(("127.0.0.1", 0))  # (bound, never listening: connections are refused)
         port = closed.getsockname()[1]
-        done = subprocess.run(
-            [sys.executable, "-m", "mcpbind", "serve", PID_SERVER, "--transport", "http"]
-            + ["--port", "0", "--workers", workers, "--store", f"redis://127.0.0.1:{port}/0"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            env=child_env(),
-            timeout=60,
-            check=False,
+        done = run_mcpbind(
+            *("serve", PID_SERVER, "--transport", "http", "--port", "0"),
+            *("--workers", workers, "--store", f"redis://127.0.0.1:{port}/0"),
         )
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"mcpbind: --store: Redis at redis://127.0.0.1:{port}/0 is unavailable"), (

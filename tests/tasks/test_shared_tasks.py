@@ -31,6 +31,7 @@ from mcpbind.server.tasks.store import TaskRecord
 from mcpbind.store import RedisStore
 from tests.http_harness import serve_asgi
 from tests.redis_harness import STORE_TIMEOUT, RedisServer
+from tests.tasks.test_tasks import ask_name
 
 pytestmark = pytest.mark.anyio
 
@@ -63,17 +64,7 @@ class Worker:
 
         @server.tool(task=True)
         async def greet(ctx: RequestContext) -> str:
-            answer = await ctx.elicit(
-                types.ElicitRequestFormParams(
-                    message="Your name?",
-                    requested_schema=types.ElicitRequestFormParamsRequestedSchema(
-                        properties={"name": types.StringSchema()}, required=["name"]
-                    ),
-                )
-            )
-            assert isinstance(answer, types.ElicitResult)
-            content = answer.content if isinstance(answer.content, dict) else {}
-            return f"Hello, {content.get('name')}!"
+            return await ask_name(ctx)
 
 
 async def answer_name(params: Any, ctx: RequestContext[Any]) -> types.ElicitResult:

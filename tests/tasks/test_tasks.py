@@ -27,6 +27,21 @@ pytestmark = pytest.mark.anyio
 VERSIONS = ("2026-07-28", "2025-11-25")
 
 
+async def ask_name(ctx: RequestContext) -> str:
+    """What the ``greet`` tools do: ask the user's name (elicitation) and greet them."""
+    answer = await ctx.elicit(
+        types.ElicitRequestFormParams(
+            message="Your name?",
+            requested_schema=types.ElicitRequestFormParamsRequestedSchema(
+                properties={"name": types.StringSchema()}, required=["name"]
+            ),
+        )
+    )
+    assert isinstance(answer, types.ElicitResult)
+    content = answer.content if isinstance(answer.content, dict) else {}
+    return f"Hello, {content.get('name')}!"
+
+
 @pytest.fixture(params=VERSIONS)
 def version(request: pytest.FixtureRequest) -> str:
     value: str = request.param
@@ -71,17 +86,7 @@ def make_server(**options: Any) -> tuple[Server, anyio.Event]:
 
     @server.tool(task=True)
     async def greet(ctx: RequestContext) -> str:
-        answer = await ctx.elicit(
-            types.ElicitRequestFormParams(
-                message="Your name?",
-                requested_schema=types.ElicitRequestFormParamsRequestedSchema(
-                    properties={"name": types.StringSchema()}, required=["name"]
-                ),
-            )
-        )
-        assert isinstance(answer, types.ElicitResult)
-        content = answer.content if isinstance(answer.content, dict) else {}
-        return f"Hello, {content.get('name')}!"
+        return await ask_name(ctx)
 
     @server.tool()
     async def plain(n: int) -> int:
