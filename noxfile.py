@@ -191,16 +191,26 @@ CONFORMANCE_CLIENT_SCENARIOS = [
 ]
 
 
+# The parts of `nox -s conformance`, each runnable alone (`nox -s conformance -- proxy`).
+CONFORMANCE_PARTS = ("server", "client", "fleet", "proxy")
+
+
 @nox.session
 def conformance(session: nox.Session) -> None:
     """The official conformance suite against examples/conformance_server.py (every server scenario)
-    and examples/conformance_client.py (its client scenarios), each on asyncio and on trio; and
-    every server scenario again against three `mcpbind serve --store` processes of that server
-    sharing one Redis behind nginx, a round-robin load balancer with no affinity (on asyncio:
-    tests/fleet.py starts and stops them; Debian's redis-server and nginx). Any FAILURE or
-    WARNING fails."""
+    and examples/conformance_client.py (its client scenarios), each on asyncio and on trio; every
+    server scenario again against three `mcpbind serve --store` processes of that server sharing
+    one Redis behind nginx, a round-robin load balancer with no affinity (on asyncio:
+    tests/fleet.py starts and stops them; Debian's redis-server and nginx); and every server
+    scenario through `mcpbind proxy` serving that server, run over stdio, over Streamable HTTP
+    (on asyncio; the proxy speaking the newest version to it, then pinned to 2025-11-25). Any FAILURE or WARNING fails. Arguments choose parts (CONFORMANCE_PARTS:
+    server, client, fleet, proxy): `nox -s conformance -- proxy`; all by default."""
     import shutil
 
+    parts = list(session.posargs) or list(CONFORMANCE_PARTS)
+    unknown = [part for part in parts if part not in CONFORMANCE_PARTS]
+    if unknown:
+        session.error(f"conformance: unknown parts {unknown}; choose from {list(CONFORMANCE_PARTS)}")
     setup = os.path.join("..", "shared", "conformance", "setup.sh")
     if not os.path.isfile(setup):
         session.error(
@@ -220,50 +230,87 @@ def conformance(session: nox.Session) -> None:
     python = os.path.join(session.bin, "python")
     results = os.path.join(session.create_tmp(), "conformance-results")
     shutil.rmtree(results, ignore_errors=True)
+    os.makedirs(results, exist_ok=True)
     expected = _conformance_scenarios(session, node, suite)
 
     not_clean: list[str] = []
     for backend in ("asyncio", "trio"):
-        port = _free_loopback_port()
-        server_log = os.path.join(results, f"server-{backend}.log")
-        os.makedirs(results, exist_ok=True)
-        with open(server_log, "wb") as log:
-            command = [python, "examples/conformance_server.py", "--port", str(port), "--backend", backend]
-            session.log(" ".join(command))
-            server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                _wait_until_answering(session, server, port, server_log)
-                folder = os.path.join(results, f"server-{backend}")
-                url = f"http://127.0.0.1:{port}/mcp"
-                # The exit status counts failures only; the results, read below, show warnings too.
-                _run_logged(session, [node, suite, "server", "--url", url, "--suite", "all", "-o", folder])
-            finally:
-                _stop_process(server)
-        bad = _conformance_report(session, f"server on {backend}", folder, expected)
-        not_clean += [f"{name} (server on {backend}; log {server_log})" for name in bad]
+        if "server" in parts:
+            command = [python, "examples/conformance_server.py", "--port", "{port}", "--backend", backend]
+            not_clean += _conformance_server_run(
+                session, node, suite, command, expected, results, f"server-{backend}", f"server on {backend}"
+            )
+        if "client" in parts:
+            folder = os.path.join(results, f"client-{backend}")
+            client = f"{python} examples/conformance_client.py --backend {backend}"
+            for scenario in CONFORMANCE_CLIENT_SCENARIOS:
+                command = [node, "--require", loopback, suite, "client", "--command", client]
+                command += ["--scenario", scenario, "--timeout", "60000", "-o", folder]
+                if _run_logged(session, command) != 0:
+                    not_clean.append(f"{scenario} (client on {backend}: exit status)")
+            bad = _conformance_report(
+                session, f"client on {backend}", folder, set(CONFORMANCE_CLIENT_SCENARIOS)
+            )
+            not_clean += [f"{name} (client on {backend})" for name in bad]
 
-        folder = os.path.join(results, f"client-{backend}")
-        client = f"{python} examples/conformance_client.py --backend {backend}"
-        for scenario in CONFORMANCE_CLIENT_SCENARIOS:
-            command = [node, "--require", loopback, suite, "client", "--command", client]
-            command += ["--scenario", scenario, "--timeout", "60000", "-o", folder]
-            if _run_logged(session, command) != 0:
-                not_clean.append(f"{scenario} (client on {backend}: exit status)")
-        bad = _conformance_report(session, f"client on {backend}", folder, set(CONFORMANCE_CLIENT_SCENARIOS))
-        not_clean += [f"{name} (client on {backend})" for name in bad]
+    if "fleet" in parts:
+        # The server scenarios through nginx, each request to the next of three servers sharing Redis.
+        folder = os.path.join(results, "server-fleet")
+        server_log = os.path.join(results, "server-fleet.log")
+        command = [python, "-m", "tests.fleet", "examples/conformance_server.py:build_server"]
+        command += ["--copies", "3", "--backend", "asyncio", "--logs", server_log, "--"]
+        command += [node, suite, "server", "--url", "{url}", "--suite", "all", "-o", folder]
+        if _run_logged(session, command) != 0:
+            not_clean.append(f"the server behind nginx: exit status (log {server_log})")
+        bad = _conformance_report(session, "3 servers sharing Redis behind nginx", folder, expected)
+        not_clean += [f"{name} (3 servers behind nginx; log {server_log})" for name in bad]
 
-    # The server scenarios through nginx, each request to the next of three servers sharing Redis.
-    folder = os.path.join(results, "server-fleet")
-    server_log = os.path.join(results, "server-fleet.log")
-    command = [python, "-m", "tests.fleet", "examples/conformance_server.py:build_server"]
-    command += ["--copies", "3", "--backend", "asyncio", "--logs", server_log, "--"]
-    command += [node, suite, "server", "--url", "{url}", "--suite", "all", "-o", folder]
-    if _run_logged(session, command) != 0:
-        not_clean.append(f"the server behind nginx: exit status (log {server_log})")
-    bad = _conformance_report(session, "3 servers sharing Redis behind nginx", folder, expected)
-    not_clean += [f"{name} (3 servers behind nginx; log {server_log})" for name in bad]
+    if "proxy" in parts:
+        # The server over stdio, served over Streamable HTTP by `mcpbind proxy` (which starts it):
+        # the proxy speaking to it the newest version both speak (2026-07-28, stateless), and
+        # pinned to 2025-11-25 (a session), so that both directions of the eras' bridge are run.
+        for upstream in (None, "2025-11-25"):
+            command = [python, "-m", "mcpbind", "proxy", "--port", "{port}", "--backend", "asyncio"]
+            command += ["--upstream-version", upstream] if upstream else []
+            command += ["--", python, "examples/conformance_server.py", "--stdio", "--backend", "asyncio"]
+            name, title = "server-proxy", "server through mcpbind proxy"
+            if upstream:
+                name, title = f"{name}-{upstream}", f"{title} (upstream pinned to {upstream})"
+            not_clean += _conformance_server_run(
+                session, node, suite, command, expected, results, name, title
+            )
     if not_clean:
         session.error(f"conformance: not clean: {', '.join(not_clean)}; results in {results}")
+
+
+def _conformance_server_run(
+    session: nox.Session,
+    node: str,
+    suite: str,
+    command: list[str],
+    expected: set[str],
+    results: str,
+    name: str,
+    title: str,
+) -> list[str]:
+    """Start ``command`` (its ``{port}`` a free port of 127.0.0.1) until it answers HTTP there, run
+    every server scenario against its /mcp, stop it; the scenarios not clean, described."""
+    port = _free_loopback_port()
+    command = [part.replace("{port}", str(port)) for part in command]
+    server_log = os.path.join(results, f"{name}.log")
+    folder = os.path.join(results, name)
+    with open(server_log, "wb") as log:
+        session.log(" ".join(command))
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            _wait_until_answering(session, server, port, server_log)
+            url = f"http://127.0.0.1:{port}/mcp"
+            # The exit status counts failures only; the results, read below, show warnings too.
+            _run_logged(session, [node, suite, "server", "--url", url, "--suite", "all", "-o", folder])
+        finally:
+            _stop_process(server)
+    bad = _conformance_report(session, title, folder, expected)
+    return [f"{scenario} ({title}; log {server_log})" for scenario in bad]
 
 
 def _run_logged(session: nox.Session, command: list[str]) -> int:

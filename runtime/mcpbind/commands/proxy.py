@@ -24,6 +24,7 @@ from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.commands.failures import CommandError
 from mcpbind.proxy import Upstream, serving_proxy
+from mcpbind.versions import SUPPORTED_VERSIONS
 
 __all__ = ["add_proxy_arguments", "check_proxy", "run_proxy"]
 
@@ -56,6 +57,13 @@ def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
         default=256,
         metavar="N",
         help="requests forwarded to the server at once; more wait (default 256)",
+    )
+    proxy.add_argument(
+        "--upstream-version",
+        choices=SUPPORTED_VERSIONS,
+        default=None,
+        metavar="VERSION",
+        help="the protocol version spoken to the server (default: the newest both speak)",
     )
     proxy.add_argument(
         "--no-restart", action="store_true", help="do not restart (reconnect) the server when it fails"
@@ -108,6 +116,7 @@ async def run_proxy(args: argparse.Namespace) -> int:
         request_timeout=args.timeout,
         restart=not args.no_restart,
         max_in_flight=args.max_in_flight,
+        protocol_version=args.upstream_version,
     )
     options: dict[str, Any] = {"request_timeout": args.timeout}
     try:
