@@ -75,15 +75,18 @@ def everything_command() -> list[str]:
 
 
 @contextmanager
-def proxy_serving(*server: str, options: tuple[str, ...] = ()) -> Iterator[str]:
-    """``mcpbind proxy --port P OPTIONS -- SERVER...`` in a child process, on a free port of
-    127.0.0.1, from when it listens until the block ends (then it is stopped); yields its MCP
-    URL. What the proxy and the server print on stderr is shown when the block fails."""
+def proxy_serving(
+    *server: str, options: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """``mcpbind proxy --port P OPTIONS -- SERVER...`` in a child process (its environment, which
+    the server inherits, with ``env`` added), on a free port of 127.0.0.1, from when it listens
+    until the block ends (then it is stopped); yields its MCP URL. What the proxy and the server
+    print on stderr is shown when the block fails."""
     port = free_port()
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
             mcpbind_command("proxy", "--port", str(port), *options, "--", *server),
-            env=child_env(),
+            env={**child_env(), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errors,

@@ -21,7 +21,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -38,13 +37,12 @@ from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.http.client import StreamableHTTPTransport, open_streamable_http
 from mcpbind.versions import HANDSHAKE_VERSIONS
+from tests.interop import proxy_harness
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 LOOPBACK_PRELOAD = REPO.parent / "shared" / "conformance" / "loopback-only.cjs"
-NPM_CACHE = Path(os.environ.get("MCPBIND_NPM_PEERS", Path(tempfile.gettempdir()) / "mcpbind-npm-peers"))
-EVERYTHING = "@modelcontextprotocol/server-everything"
 TEST_TIMEOUT = 30.0
 START_TIMEOUT = 60.0
 
@@ -315,29 +313,11 @@ async def test_official_session_is_deleted_on_close(official_server: tuple[str, 
 
 
 def install_everything() -> Path:
-    """The server-everything entry point, installed with npm into NPM_CACHE (once)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        unavailable("node and npm are needed to run server-everything")
+    """The server-everything entry point (installed with npm on first use), and the loopback
+    preload it runs with."""
     if not LOOPBACK_PRELOAD.is_file():
         unavailable(f"the loopback-only preload is missing ({LOOPBACK_PRELOAD})")
-    entry = NPM_CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not entry.is_file():
-        NPM_CACHE.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
-        if not (NPM_CACHE / "package.json").is_file():
-            subprocess.run([npm, "init", "-y"], cwd=NPM_CACHE, env=env, check=True, capture_output=True)
-        result = subprocess.run(
-            [npm, "install", "--no-audit", "--silent", EVERYTHING],
-            cwd=NPM_CACHE,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if result.returncode != 0 or not entry.is_file():
-            unavailable(f"npm could not install {EVERYTHING}: {result.stderr.strip()[-500:]}")
-    return entry
+    return proxy_harness.install_everything()
 
 
 @pytest.fixture(scope="module")
@@ -352,7 +332,7 @@ def everything_server() -> Iterator[str]:
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
-        cwd=NPM_CACHE,
+        cwd=proxy_harness.NPM_CACHE,
     )
     try:
         wait_listening(process, port, "server-everything")

@@ -76,6 +76,11 @@ def install() -> None:
 @pytest.fixture(scope="module")
 def node() -> str:
     """The node executable, with the CLI installed for it."""
+    return installed_cli()
+
+
+def installed_cli() -> str:
+    """The node executable, with the CLI installed for it (in ``BUILD``) on first use."""
     found = shutil.which("node")
     if found is None:
         unavailable("node is not installed")
