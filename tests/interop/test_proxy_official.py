@@ -30,6 +30,7 @@ pytest.importorskip("mcp")
 import mcp
 import mcp.types
 from mcp.client.session import ClientRequestContext
+from mcp.shared.subscriptions import ResourceUpdated
 from pydantic import FileUrl
 
 from tests.interop.proxy_harness import everything_command, proxy_serving
@@ -277,6 +278,26 @@ async def test_log_messages_and_resource_updates_of_a_session(everything_url: st
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mcp.MCPDeprecationWarning)
             await client.unsubscribe_resource(uri)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="mcpbind.proxy acknowledges the resource URIs of a subscriptions/listen stream but does "
+    "not subscribe to them upstream (resources/subscribe): a 2025 server never sends their updates",
+)
+async def test_resource_updates_on_a_listen_stream(everything_url: str) -> None:
+    """A 2026-07-28 client listens for a resource's updates: they come on its listen stream."""
+    uri = "demo://resource/dynamic/text/3"
+    async with connect(everything_url, MODERN) as client:
+        async with client.listen(resource_subscriptions=[uri]) as changes:
+            assert changes.honored.resource_subscriptions == [uri]
+            texts(await client.call_tool("toggle-subscriber-updates", {}))
+            try:
+                with anyio.fail_after(6):  # (sent at once, then every 5 s)
+                    event = await changes.__anext__()
+            finally:
+                await client.call_tool("toggle-subscriber-updates", {})
+    assert isinstance(event, ResourceUpdated) and event.uri == uri
 
 
 @MODES
