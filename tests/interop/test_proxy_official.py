@@ -29,7 +29,9 @@ pytest.importorskip("mcp")
 
 import mcp
 import mcp.types
+import mcp_types
 from mcp.client.session import ClientRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 from pydantic import FileUrl
 
@@ -191,6 +193,35 @@ async def test_sampling_and_elicitation_answered_by_the_client(everything_url: s
     assert json.loads(sampled[0].split(":", 1)[1])["content"]["text"] == "sampled through the proxy"
     assert elicited[0] == "✅ User provided the requested information!"
     assert "- Name: Ada" in elicited[1] and "- Favorite Integer: 7" in elicited[1]
+
+
+async def test_the_rounds_a_2026_client_sees(everything_url: str) -> None:
+    """What the proxy gives a 2026-07-28 client for a question server-everything asks mid-call:
+    an ``InputRequiredResult`` with the ``elicitation/create`` request, whose retry (with the
+    answer and the ``requestState``) goes on with the server's held call. A retry with a state
+    the proxy never gave is refused."""
+    async with connect(everything_url, MODERN) as client:
+        session = client.session
+        first = await session.call_tool("trigger-elicitation-request", {}, allow_input_required=True)
+        assert isinstance(first, mcp_types.InputRequiredResult)
+        assert first.request_state is not None and first.input_requests is not None
+        [(key, asked)] = first.input_requests.items()
+        assert asked.method == "elicitation/create"
+        declined: mcp_types.InputResponses = {key: mcp_types.ElicitResult(action="decline")}
+        final = await session.call_tool(
+            "trigger-elicitation-request",
+            {},
+            input_responses=declined,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(final, mcp.types.CallToolResult)
+        assert texts(final)[0] == "❌ User declined to provide the requested information."
+        with pytest.raises(MCPError) as refused:
+            await session.call_tool(
+                "trigger-elicitation-request", {}, input_responses=declined, request_state="forged"
+            )
+        assert refused.value.error.code == -32602 and "requestState is unknown" in refused.value.error.message
 
 
 @MODES
