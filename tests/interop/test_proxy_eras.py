@@ -18,7 +18,6 @@ The client runs on both anyio backends; the proxies and the servers are child pr
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import warnings
 from collections.abc import AsyncIterator, Iterator
@@ -36,9 +35,9 @@ import mcp.types
 from mcp.client.session import ClientRequestContext
 from pydantic import FileUrl
 
-from tests.cli_harness import free_port, mcpbind_command, stop, wait_listening
+from tests.cli_harness import mcpbind_command
 from tests.harness import child_env
-from tests.interop.proxy_harness import proxy_serving
+from tests.interop.proxy_harness import listening_child, proxy_serving
 
 pytestmark = pytest.mark.anyio
 
@@ -65,18 +64,9 @@ UNDECLARED_LOGGING = pytest.mark.xfail(
 @pytest.fixture(scope="module")
 def official_url() -> Iterator[str]:
     """The official SDK's server over Streamable HTTP on 127.0.0.1 (shared by the module)."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, str(HERE / "official_server_modern.py"), "http", str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(port, server)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(server)
+    server = [sys.executable, str(HERE / "official_server_modern.py"), "http"]
+    with listening_child(lambda port: [*server, str(port)], None, "the official SDK's server") as url:
+        yield url
 
 
 class Peer:

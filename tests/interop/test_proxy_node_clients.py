@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.harness import child_env
-from tests.interop.proxy_harness import everything_command, proxy_serving
+from tests.interop.proxy_harness import everything_proxy
 from tests.interop.test_inspector_cli import BUILD, CALL_TIMEOUT, installed_cli
 from tests.interop.test_ts_v2 import installed_modules
 from tests.interop.test_ts_v2 import node as ts_node
@@ -46,7 +46,7 @@ def seen(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     connection's roots once), negotiating as the parameter says."""
     node = ts_node()
     modules = installed_modules()
-    with proxy_serving(*everything_command()) as url:
+    with everything_proxy() as url:
         done = subprocess.run(
             [node, str(SCRIPT), str(modules), request.param, url],
             capture_output=True,
@@ -144,7 +144,7 @@ def test_ts_session_log_messages_and_subscription(seen: dict[str, Any]) -> None:
 @pytest.fixture(scope="module")
 def inspector_url() -> Iterator[str]:
     installed_cli()
-    with proxy_serving(*everything_command()) as url:
+    with everything_proxy() as url:
         yield url
 
 

@@ -35,7 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 from pydantic import FileUrl
 
-from tests.interop.proxy_harness import everything_command, proxy_serving
+from tests.interop.proxy_harness import everything_proxy
 
 pytestmark = pytest.mark.anyio
 
@@ -50,7 +50,7 @@ CONDITIONAL_TOOLS = {"trigger-sampling-request", "trigger-elicitation-request", 
 
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
-    with proxy_serving(*everything_command()) as url:
+    with everything_proxy() as url:
         yield url
 
 
@@ -368,7 +368,7 @@ async def test_roots_of_the_client(mode: str) -> None:
     """server-everything asks its client's roots once per connection, mid-call (so it has a
     proxy of its own here); a 2025 session tells of a change, and the server asks again."""
     peer = Peer()
-    with proxy_serving(*everything_command()) as url:
+    with everything_proxy() as url:
         async with connect(url, mode, peer) as client:
             listed = texts(await client.call_tool("get-roots-list", {}))
             assert peer.asked == [("roots", None)]
