@@ -7,8 +7,10 @@ The first form starts the command as a stdio server (restarted if it dies) and s
 ``http://HOST:PORT/mcp`` (``--host`` 127.0.0.1 by default) to clients of every protocol
 version, the stateless 2026-07-28 included. The second connects to the URL (Streamable HTTP,
 else legacy SSE; signing in on a 401 as ``mcpbind call`` does) and serves it on this
-process's stdin and stdout, for clients that only launch commands. See :mod:`mcpbind.proxy`
-for what is forwarded and how the protocol's eras are bridged.
+process's stdin and stdout, for clients that only launch commands. ``--upstream-version``
+pins the version spoken to the server (say 2025-11-25, to serve a server of both eras as one
+of a session). See :mod:`mcpbind.proxy` for what is forwarded and how the protocol's eras are
+bridged.
 """
 
 from __future__ import annotations
