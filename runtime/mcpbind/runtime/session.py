@@ -509,7 +509,7 @@ class Session(Sender):
             else:
                 try:
                     data = self.connection.respond(ident, self.connection.spec_of(event.method), result)
-                except (msgspec.EncodeError, msgspec.ValidationError, TypeError, RecursionError) as exc:
+                except (msgspec.EncodeError, msgspec.DecodeError, TypeError, RecursionError) as exc:
                     log.error("handler for %s returned a value that cannot be sent: %s", event.method, exc)
                     data = self.connection.respond_error(ident, McpError(INTERNAL_ERROR, "Internal error"))
         finally:
