@@ -5,16 +5,21 @@
 
 The first form starts the command as a stdio server (restarted if it dies) and serves it at
 ``http://HOST:PORT/mcp`` (``--host`` 127.0.0.1 by default) to clients of every protocol
-version, the stateless 2026-07-28 included. The second connects to the URL (Streamable HTTP,
+version, the stateless 2026-07-28 included, with its health at ``/healthz`` (200 while the
+server is up, else 503). The second connects to the URL (Streamable HTTP,
 else legacy SSE; signing in on a 401 as ``mcpbind call`` does) and serves it on this
-process's stdin and stdout, for clients that only launch commands. See :mod:`mcpbind.proxy`
+process's stdin and stdout, for clients that only launch commands. Each forwarded call is
+logged on stderr (``--log-level``, ``--log-payloads``). See :mod:`mcpbind.proxy`
 for what is forwarded and how the protocol's eras are bridged.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import logging
 import shlex
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -24,6 +29,7 @@ from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.commands.failures import CommandError
 from mcpbind.proxy import Upstream, serving_proxy
+from mcpbind.proxy.health import HealthEndpoint
 
 __all__ = ["add_proxy_arguments", "check_proxy", "run_proxy"]
 
@@ -73,6 +79,13 @@ def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
         default="auto",
         help="URL: how to reach the server (default auto: Streamable HTTP, else legacy SSE)",
     )
+    proxy.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        default="info",
+        help="what the proxy logs on stderr; info (default) logs each forwarded call, with no payloads",
+    )
+    proxy.add_argument("--log-payloads", action="store_true", help="log each call's params and result too")
     add_auth_arguments(proxy)
 
 
@@ -109,16 +122,27 @@ async def run_proxy(args: argparse.Namespace) -> int:
         restart=not args.no_restart,
         max_in_flight=args.max_in_flight,
     )
-    options: dict[str, Any] = {"request_timeout": args.timeout}
+    _log_to_stderr(args.log_level)
+    options: dict[str, Any] = {"request_timeout": args.timeout, "log_payloads": args.log_payloads}
     try:
         async with serving_proxy(upstream, **options) as front:
             if remote_url:
                 await front.run_stdio()
             else:
-                await front.run_http(args.host, args.port, path=args.path)
+                health = functools.partial(HealthEndpoint, upstreams=[upstream])
+                await front.run_http(args.host, args.port, path=args.path, wrap=health)
     except OSError as exc:
         raise CommandError(f"proxy: cannot start {upstream.name}: {exc}") from None
     return 0
+
+
+def _log_to_stderr(level: str) -> None:
+    logger = logging.getLogger("mcpbind")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(level.upper())
 
 
 def _is_url(text: str) -> bool:

@@ -20,6 +20,7 @@ from msgspec import UNSET
 from mcpbind import types
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+from mcpbind.proxy.call_log import CallLog
 from mcpbind.proxy.eras import as_object
 from mcpbind.proxy.specs import FORWARDED_NOTIFICATIONS, FORWARDED_REQUESTS, raw_notification, raw_request
 from mcpbind.proxy.upstream import Upstream
@@ -50,9 +51,13 @@ def offered_methods(capabilities: types.ServerCapabilities) -> frozenset[str]:
     return frozenset(offered & FORWARDED_REQUESTS)
 
 
-def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Server:
+def front_server(
+    upstream: Upstream, remote: RemoteServer, *, log_payloads: bool = False, **options: Any
+) -> Server:
     """The server fronting ``upstream`` (connected as ``remote``); ``options`` go to
-    :class:`~mcpbind.server.server.Server` (``request_timeout``, ``max_concurrent_requests``...)."""
+    :class:`~mcpbind.server.server.Server` (``request_timeout``, ``max_concurrent_requests``...).
+    Each forwarded call is logged (:mod:`mcpbind.proxy.call_log`), its params and result too
+    with ``log_payloads``."""
     info = remote.server_info
     capabilities = msgspec.structs.replace(remote.server_capabilities, tasks=UNSET)
     offered = offered_methods(capabilities)
@@ -67,8 +72,23 @@ def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Se
         **options,
     )
 
+    calls = CallLog(upstream.name, payloads=log_payloads)
+
     async def forward(params: msgspec.Raw, ctx: RequestContext[Any]) -> msgspec.Raw:
-        return await upstream.forward(ctx.method, params, ctx)
+        started = calls.start()
+        if started is None:
+            return await upstream.forward(ctx.method, params, ctx)
+        try:
+            result = await upstream.forward(ctx.method, params, ctx)
+        except McpError as exc:
+            calls.done(started, ctx.method, params, f"error {exc.code}")
+            raise
+        except BaseException:
+            calls.done(started, ctx.method, params, "cancelled")
+            raise
+        asked = b'"input_required"' in bytes(result)
+        calls.done(started, ctx.method, params, "input_required" if asked else "ok", result)
+        return result
 
     async def subscribe(params: msgspec.Raw, ctx: RequestContext[Any]) -> types.Result:
         uri = _uri(params)
