@@ -11,6 +11,8 @@
     mcpbind call "python server.py" prompts/get review --arg code=x
     mcpbind call http://127.0.0.1:8000/mcp tools/list       # a URL: Streamable HTTP (or legacy SSE)
     mcpbind call https://example.com/mcp tools/list --no-browser   # signs in (OAuth) on a 401
+    mcpbind proxy --port 8000 -- npx -y some-server    # a stdio server over Streamable HTTP
+    mcpbind proxy https://example.com/mcp              # a remote server as a local stdio server
 
 call prints the JSON result on stdout. --arg k=v values are converted to the types the tool's
 input schema declares (integer, number, boolean, array, object; other values stay strings);
@@ -24,7 +26,7 @@ serve processes behind a load balancer) share what they need through it.
 
 Exit codes: 0 done; 1 failed (a JSON-RPC error, printed as JSON on stderr; a tool result with
 isError; no answer within --timeout; the server cannot be loaded, reached or served); 2 a bad
-command line; 130 call interrupted (Ctrl-C). serve stopped with Ctrl-C exits 0, quietly. Other
+command line; 130 call interrupted (Ctrl-C). serve and proxy stopped with Ctrl-C exit 0, quietly. Other
 failures are one line on stderr.
 """
 
@@ -40,6 +42,7 @@ from mcpbind import __version__
 from mcpbind.commands.call import add_call_arguments, check_call, run_call
 from mcpbind.commands.failures import CommandError, leaf, missing_extra
 from mcpbind.commands.loading import load_server
+from mcpbind.commands.proxy import add_proxy_arguments, check_proxy, run_proxy
 from mcpbind.commands.serve import add_serve_arguments, serve
 
 __all__ = ["CommandError", "load_server", "main"]
@@ -55,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_serve_arguments(commands.add_parser("serve", help="run a server"))
     add_call_arguments(commands.add_parser("call", help="call a server and print the JSON result"))
+    add_proxy_arguments(commands.add_parser("proxy", help="serve a server over another transport"))
     return parser
 
 
@@ -65,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return serve(args)
+        if args.command == "proxy":
+            check_proxy(args)
+            proxy_code: int = anyio.run(run_proxy, args, backend=args.backend)
+            return proxy_code
         check_call(args)
         code: int = anyio.run(run_call, args, backend=args.backend)
         return code
@@ -77,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mcpbind: {failure}", file=sys.stderr)
             return int(failure.exit_code)
         if leaf(exc, KeyboardInterrupt) is not None:
-            return 0 if args.command == "serve" else _INTERRUPTED
+            return _INTERRUPTED if args.command == "call" else 0
         missing = missing_extra(exc)
         if missing is None:
             raise

@@ -94,6 +94,9 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
     ``middleware`` sees each request and notification from the server before the handlers
     above, the first outermost (see :mod:`mcpbind.runtime.middleware`; :meth:`add_middleware`
     adds more); what the capability checks refuse passes it first.
+
+    ``raw_params``: the requests from the server whose handlers get their params as received
+    (``msgspec.Raw``, undecoded: a proxy forwards them).
     """
 
     def __init__(
@@ -119,7 +122,9 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         request_timeout: float | None = 60.0,
         max_concurrent_requests: int = 16,
         middleware: Iterable[Middleware] = (),
+        raw_params: Iterable[str] = (),
     ) -> None:
+        self.raw_params = frozenset(raw_params)
         self.info = types.Implementation(name=name, version=version, title=UNSET if title is None else title)
         self.versions = tuple(versions)
         if not self.versions:
@@ -186,7 +191,9 @@ class Client(HandlerRegistry[ToClient, RequestContext[Any]]):
         pinned), as a transport of the handshake versions only does by itself (the legacy
         HTTP+SSE transport, whose ``handshake_only`` is true)."""
         negotiate = negotiate and not getattr(transport, "handshake_only", False)
-        connection = Connection("client", self.info, self.capabilities, versions=self.versions)
+        connection = Connection(
+            "client", self.info, self.capabilities, versions=self.versions, raw_params=self.raw_params
+        )
         request_handlers, notification_handlers = self.session_handlers()
         cache = ResultCache() if self.cache else None
         subscriptions = Subscriptions(notification_handlers, cache.changed if cache is not None else None)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import functools
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
+
+import msgspec
 
 from mcpbind import types
 from mcpbind.protocol.envelope import MODERN_ONLY_METHODS
+from mcpbind.protocol.methods import RequestSpec
 from mcpbind.protocol.task_listen import SUBSCRIPTIONS_ACKNOWLEDGED, SUBSCRIPTIONS_LISTEN
 from mcpbind.protocol.tasks import NOTIFICATIONS_TASKS, TASKS_UPDATE
 from mcpbind.protocol.wire import Codec
@@ -21,16 +24,44 @@ Role = Literal["client", "server"]
 methods = types.methods
 
 
-def shared_codec(role: Role, batching: bool | None) -> Codec:
+def shared_codec(role: Role, batching: bool | None, raw_params: frozenset[str] = frozenset()) -> Codec:
     """Codecs hold no per-connection state, and building one defines a struct per method: one
-    per role and batching rule is shared by every connection (``None``: the canonical
-    version's rule, the same codec as when it is given)."""
-    return _codec_for(role, methods.BATCHING if batching is None else batching)
+    per role, batching rule and set of ``raw_params`` is shared by every connection
+    (``None``: the canonical version's rule, the same codec as when it is given).
+
+    ``raw_params``: request methods whose params are kept as received (``msgspec.Raw``,
+    checked to be JSON but not decoded): a proxy forwards them untouched."""
+    return _codec_for(role, methods.BATCHING if batching is None else batching, raw_params)
 
 
 @functools.cache
-def _codec_for(role: Role, batching: bool) -> Codec:
-    return Codec(_server_table() if role == "server" else _client_table(), role, batching=batching)
+def _codec_for(role: Role, batching: bool, raw_params: frozenset[str]) -> Codec:
+    table = _server_table() if role == "server" else _client_table()
+    if raw_params:
+        table = _with_raw_params(table, raw_params)
+    return Codec(table, role, batching=batching)
+
+
+def _with_raw_params(table: ModuleType, raw_params: frozenset[str]) -> ModuleType:
+    """``table`` with the requests of ``raw_params`` taking ``msgspec.Raw`` params (their
+    results keep their types)."""
+    raw = ModuleType(f"{table.__name__}.raw")
+    raw.PROTOCOL_VERSION = table.PROTOCOL_VERSION  # type: ignore[attr-defined]
+    raw.BATCHING = table.BATCHING  # type: ignore[attr-defined]
+    requests: dict[str, RequestSpec[Any, Any, Any]] = dict(table.REQUESTS)
+    for method in raw_params & requests.keys():
+        spec = requests[method]
+        requests[method] = RequestSpec(
+            method,
+            spec.direction,
+            msgspec.Raw,
+            spec.result_type,
+            params_optional=True,
+            embedded=spec.embedded,
+        )
+    raw.REQUESTS = requests  # type: ignore[attr-defined]
+    raw.NOTIFICATIONS = table.NOTIFICATIONS  # type: ignore[attr-defined]
+    return raw
 
 
 def _client_table() -> ModuleType:

@@ -28,6 +28,7 @@ from mcpbind.protocol.envelope import (
     REMOVED_METHODS,
     Envelope,
     is_modern_meta,
+    params_meta,
     read_envelope,
 )
 from mcpbind.protocol.errors import (
@@ -155,6 +156,8 @@ class Connection:
     # A server side served a stateless request: from then on it serves no handshake (the era is
     # the connection's first request's, as other SDKs do on stdio).
     modern: bool = False
+    # Request methods whose params are kept as received (``msgspec.Raw``): a proxy's.
+    raw_params: frozenset[str] = frozenset()
     _next_id: int = 0
     _pending: dict[RequestId, RequestSpec[Any, Any, Any]] = field(default_factory=dict)
     _in_flight: dict[RequestId, Envelope | None] = field(default_factory=dict)
@@ -163,7 +166,7 @@ class Connection:
     _info_meta: bytes = field(init=False)
 
     def __post_init__(self) -> None:
-        self._codec = shared_codec(self.role, None)
+        self._codec = shared_codec(self.role, None, self.raw_params)
         for version in self.versions:
             # Fail at construction, not mid-session, on an unknown version; its types are
             # loaded only if it is negotiated (each version's modules cost memory and time).
@@ -207,7 +210,7 @@ class Connection:
     ) -> list[Event]:
         if isinstance(message, TypedRequest):
             if self.role == "server" and self.phase is Phase.NEW:
-                meta = getattr(message.params, "meta", UNSET)
+                meta = params_meta(message.params)
                 if self.modern or message.method in MODERN_ONLY_METHODS or is_modern_meta(meta):
                     return self._modern_request(message, meta, data)
             return self._request(message)
@@ -313,7 +316,9 @@ class Connection:
         self.peer.info = params.client_info
         self.peer.capabilities = params.capabilities
         self.phase = Phase.INITIALIZING
-        self._codec = shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
+        self._codec = shared_codec(
+            self.role, schema_for(self.protocol_version).methods.BATCHING, self.raw_params
+        )
         result = types.InitializeResult(
             protocol_version=self.protocol_version,
             capabilities=self.capabilities,
@@ -428,10 +433,8 @@ class Connection:
         self._check_may_send(spec, params, related)
         self._next_id += 1
         ident = self._next_id
-        progress_token = ident if progress else None
-        if progress_token is not None:
-            meta = params.meta if isinstance(getattr(params, "meta", UNSET), dict) else {}
-            params = msgspec.structs.replace(params, meta={**meta, "progressToken": progress_token})
+        if progress:
+            params = _with_progress_token(params, ident)
         self._pending[ident] = spec
         if spec.method == "initialize":
             self.phase = Phase.INITIALIZING
@@ -506,7 +509,7 @@ class Connection:
             # (a stateless version needs no handshake to skip: its requests say what they speak)
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
         self.protocol_version = protocol_version
-        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
+        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING, self.raw_params)
         self.phase = Phase.READY
 
     def resume_initialized(self, protocol_version: str, client_info: Any, client_capabilities: Any) -> None:
@@ -522,7 +525,7 @@ class Connection:
         self.protocol_version = protocol_version
         self.peer.info = client_info
         self.peer.capabilities = client_capabilities
-        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING)
+        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING, self.raw_params)
         self.phase = Phase.INITIALIZING
 
     def fresh(self) -> Connection:
@@ -542,6 +545,7 @@ class Connection:
         new.peer = _Peer()
         new.cache_hints = self.cache_hints
         new.modern = self.modern
+        new.raw_params = self.raw_params
         new._next_id = 0
         new._pending = {}
         new._in_flight = {}
@@ -564,7 +568,9 @@ class Connection:
         self.peer.info = result.server_info
         self.peer.capabilities = result.capabilities
         self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
-        self._codec = shared_codec(self.role, schema_for(self.protocol_version).methods.BATCHING)
+        self._codec = shared_codec(
+            self.role, schema_for(self.protocol_version).methods.BATCHING, self.raw_params
+        )
         self.phase = Phase.READY
         return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
 
@@ -587,7 +593,7 @@ class Connection:
         self.peer.info = server_info
         self.peer.capabilities = capabilities
         self.peer.instructions = instructions
-        self._codec = shared_codec(self.role, schema_for(version).methods.BATCHING)
+        self._codec = shared_codec(self.role, schema_for(version).methods.BATCHING, self.raw_params)
         self.phase = Phase.READY
 
     def number_requests_from(self, first: int) -> None:
@@ -616,8 +622,15 @@ class Connection:
     def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:
         """``value`` as the negotiated (older) version knows it: what it lacks is dropped."""
         version = self.protocol_version
-        if version is None or version == CANONICAL_VERSION or value is UNSET or version in MODERN_VERSIONS:
-            # (a stateless version's messages are the handler-facing types, sent as they are)
+        if (
+            version is None
+            or version == CANONICAL_VERSION
+            or value is UNSET
+            or version in MODERN_VERSIONS
+            or type(value) is msgspec.Raw
+        ):
+            # (a stateless version's messages are the handler-facing types, sent as they are;
+            # what a proxy forwards as received is the other side's business)
             return value
         table = schema_for(version).methods
         if part == "notification":
@@ -631,3 +644,16 @@ class Connection:
 
 
 _EMPTY = types.Result()
+
+
+def _with_progress_token(params: Any, token: RequestId) -> Any:
+    """``params`` with ``_meta.progressToken`` set to ``token``: a params struct, a mapping, or
+    params kept as received (``msgspec.Raw``, decoded for it: a proxy's request asking for
+    progress is the one it re-encodes)."""
+    if type(params) is msgspec.Raw:
+        params = msgspec.json.decode(params) if params else {}
+    if isinstance(params, dict):
+        meta = params.get("_meta")
+        return {**params, "_meta": {**(meta if isinstance(meta, dict) else {}), "progressToken": token}}
+    meta = params.meta if isinstance(getattr(params, "meta", UNSET), dict) else {}
+    return msgspec.structs.replace(params, meta={**meta, "progressToken": token})

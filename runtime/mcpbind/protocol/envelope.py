@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
+from msgspec import UNSET
 
 from mcpbind import types
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError, UnsupportedProtocolVersionError
@@ -30,6 +31,7 @@ __all__ = [
     "Envelope",
     "envelope_meta",
     "is_modern_meta",
+    "params_meta",
     "read_envelope",
 ]
 
@@ -81,6 +83,26 @@ class Envelope:
     input_responses: Mapping[str, Any] | None = None
     request_state: str | None = None
     extensions: AbstractSet[str] = frozenset()
+
+
+class _MetaOnly(msgspec.Struct):
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+
+_META_ONLY = msgspec.json.Decoder(_MetaOnly)
+
+
+def params_meta(params: Any) -> Any:
+    """The ``_meta`` of a request's params: the member of a params struct (``UNSET`` when
+    absent), or read from params kept as received (``msgspec.Raw``, a proxy's: only ``_meta``
+    is decoded, the rest is skipped; ``UNSET`` when absent or not an object)."""
+    if type(params) is not msgspec.Raw:
+        return getattr(params, "meta", UNSET)
+    try:
+        meta = _META_ONLY.decode(params).meta
+    except (msgspec.DecodeError, RecursionError):
+        return UNSET
+    return UNSET if meta is None else meta
 
 
 def is_modern_meta(meta: Any) -> bool:

@@ -64,6 +64,8 @@ def encode_result(
     server's identity in ``_meta`` (``encoded_info``, from :func:`info_meta`; merged with the
     result's own ``_meta``) and, for a complete result, the caching ``hint``. The
     handler-facing result is encoded as it is and these members put in front of its own."""
+    if type(result) is msgspec.Raw:
+        return _encode_raw_result(ident, result, info, encoded_info, hint)
     meta = getattr(result, "meta", UNSET)
     if isinstance(meta, dict) and meta:
         encoded_info = b'"_meta":' + msgspec.json.encode({**meta, SERVER_INFO: info})
@@ -76,4 +78,38 @@ def encode_result(
             head += hint + b","
     body = msgspec.json.encode(result)
     combined = head + encoded_info + (b"}" if body == b"{}" else b"," + body[1:])
+    return Codec.encode_result(ident, msgspec.Raw(combined))
+
+
+class _ResultHead(msgspec.Struct):
+    result_type: Any = msgspec.field(default=UNSET, name="resultType")
+    ttl_ms: Any = msgspec.field(default=UNSET, name="ttlMs")
+    meta: Any = msgspec.field(default=UNSET, name="_meta")
+
+
+_RESULT_HEAD: Final = msgspec.json.Decoder(_ResultHead)
+
+
+def _encode_raw_result(
+    ident: RequestId, result: msgspec.Raw, info: types.Implementation, encoded_info: bytes, hint: bytes | None
+) -> bytes:
+    """A result kept as received (a proxy's): sent as it is when it says its ``resultType``
+    (a stateless server's answer), else given the members a stateless result carries, its own
+    ``_meta`` merged with the server's identity (decoded only then)."""
+    try:
+        head = _RESULT_HEAD.decode(result)
+    except msgspec.ValidationError:  # not an object: no result at all, sent for the client to refuse
+        return Codec.encode_result(ident, result)
+    if head.result_type is not UNSET:
+        return Codec.encode_result(ident, result)
+    prefix = b'{"resultType":"complete",'
+    if hint is not None and head.ttl_ms is UNSET:
+        prefix += hint + b","
+    if isinstance(head.meta, dict):
+        whole = msgspec.json.decode(result)
+        whole["_meta"] = {**head.meta, SERVER_INFO: info}
+        body = msgspec.json.encode(whole)
+        return Codec.encode_result(ident, msgspec.Raw(prefix + body[1:]))
+    rest = bytes(result).lstrip()[1:].lstrip()  # after its ``{``
+    combined = prefix + encoded_info + (rest if rest.startswith(b"}") else b"," + rest)
     return Codec.encode_result(ident, msgspec.Raw(combined))

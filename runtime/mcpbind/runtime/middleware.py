@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar, cast, final, overload
 
+from mcpbind.protocol.envelope import params_meta
 from mcpbind.protocol.errors import METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
 from mcpbind.protocol.wire import RequestId
@@ -69,7 +70,7 @@ _NotificationHandler = Callable[[Any, RequestContext[Any]], Awaitable[None]]
 
 
 def _meta_of(params: Any) -> Mapping[str, Any]:
-    meta = getattr(params, "meta", None)
+    meta = params_meta(params)
     return meta if isinstance(meta, dict) else {}
 
 

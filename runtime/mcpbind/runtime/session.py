@@ -25,7 +25,6 @@ import anyio
 import anyio.abc
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
-from msgspec import UNSET
 
 from mcpbind import fastpath, types
 from mcpbind.exception_groups import only_error
@@ -43,6 +42,7 @@ from mcpbind.protocol.connection import (
     SessionReady,
     UnmatchedResponse,
 )
+from mcpbind.protocol.envelope import params_meta
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.stateless import MRTR_METHODS
 from mcpbind.protocol.wire import RequestId
@@ -151,6 +151,7 @@ class Session(Sender):
         "on_input_end",
         "request_handlers",
         "rounds_policy",
+        "serves_rounds",
         "shutdown_grace_period",
     )
 
@@ -217,6 +218,9 @@ class Session(Sender):
         # The server's rules for multi round-trip requests (its request state key...); None:
         # the defaults, with this process's random key.
         self.rounds_policy: RoundsPolicy | None = None
+        # Whether the session runs a stateless multi round-trip request's handler in rounds
+        # (:func:`serve_in_rounds`); a proxy's handlers answer such requests themselves.
+        self.serves_rounds = True
         # Called with the session when the peer closed its side (the end of input) and the
         # handlers still running may finish: a server ends its listen streams then.
         self.on_input_end: Callable[[Session], None] | None = None
@@ -473,12 +477,12 @@ class Session(Sender):
         """
         ident = event.id
         try:
-            meta = getattr(event.params, "meta", UNSET)
+            meta = params_meta(event.params)
             token = meta.get("progressToken") if isinstance(meta, dict) else None
             request_context = RequestContext(
                 self, ident, event.method, token if isinstance(token, str | int) else None, event.envelope
             )
-            if event.envelope is not None and event.method in MRTR_METHODS:
+            if event.envelope is not None and event.method in MRTR_METHODS and self.serves_rounds:
                 # A round of a multi round-trip request: asks without answers end it.
                 handler = functools.partial(serve_in_rounds, handler, self.rounds_policy)
             try:

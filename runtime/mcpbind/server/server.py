@@ -113,6 +113,13 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
     end with input required at most ``max_input_rounds`` times. ``request_state_principal``:
     who sends a request, from its context (an authenticated user's id, say, read from what
     the ASGI authentication set): a request state issued to one is refused to another.
+    ``input_rounds=False``: the handlers answer such requests themselves (a proxy forwarding
+    them to a server that asks its own questions), returning the ``InputRequiredResult``.
+
+    ``raw_params``: the request methods whose handlers get their params as received, a
+    ``msgspec.Raw`` of JSON nothing decoded (a proxy forwards them); ``ctx`` still reads their
+    ``_meta`` (progress token, the stateless envelope). A handler may return a ``msgspec.Raw``
+    result too: it is sent as it is.
 
     ``lifespan``: called with the server when it starts serving, an async context manager
     whose value handlers read as ``ctx.lifespan_state`` (see :mod:`mcpbind.runtime.lifespan`
@@ -156,6 +163,8 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         request_state_principal: Callable[[RequestContext], str | None] | None = None,
         max_listen_backlog: int = 1024,
         tasks: TaskSupport | None = None,
+        raw_params: Iterable[str] = (),
+        input_rounds: bool = True,
     ) -> None:
         super().__init__("server", middleware)
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
@@ -203,6 +212,8 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         self.expose_internal_errors = expose_internal_errors
         self.shutdown_grace_period = shutdown_grace_period
         self.max_queued_bytes = max_queued_bytes
+        self.raw_params = frozenset(raw_params)
+        self.input_rounds = input_rounds
 
     # -- tools from functions ---------------------------------------------------------------
 
@@ -525,6 +536,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
             versions=self.versions,
             delivery=delivery,
             cache_hints=self._cache_hints,
+            raw_params=self.raw_params,
         )
 
     def session(self, transport: Transport, connection: Connection | None = None) -> Session:
@@ -545,6 +557,7 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         )
         session.lifespan = self._lifespan
         session.rounds_policy = self.rounds_policy
+        session.serves_rounds = self.input_rounds
         session.on_input_end = self._listeners.end_session
         return session
 

@@ -1,0 +1,175 @@
+"""``mcpbind proxy``: one server served over another transport.
+
+    mcpbind proxy --port 8000 -- npx -y some-server        # a stdio server over Streamable HTTP
+    mcpbind proxy https://example.com/mcp                  # a remote server as a local stdio one
+
+The first form starts the command as a stdio server (restarted if it dies) and serves it at
+``http://HOST:PORT/mcp`` (``--host`` 127.0.0.1 by default) to clients of every protocol
+version, the stateless 2026-07-28 included, with its health at ``/healthz`` (200 while the
+server is up, else 503). The second connects to the URL (Streamable HTTP,
+else legacy SSE; signing in on a 401 as ``mcpbind call`` does) and serves it on this
+process's stdin and stdout, for clients that only launch commands. Each forwarded call is
+logged on stderr (``--log-level``, ``--log-payloads``). See :mod:`mcpbind.proxy`
+for what is forwarded and how the protocol's eras are bridged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import shlex
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from mcpbind.client.cli_auth import add_auth_arguments, auth_arguments_error, command_line_auth
+from mcpbind.client.client import Client
+from mcpbind.client.remote import RemoteServer
+from mcpbind.commands.failures import CommandError
+from mcpbind.proxy import Upstream, serving_proxy
+from mcpbind.proxy.health import HealthEndpoint
+
+__all__ = ["add_proxy_arguments", "check_proxy", "run_proxy"]
+
+
+def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
+    """The arguments of ``proxy`` (the parser of that command)."""
+    proxy.add_argument(
+        "server",
+        nargs=argparse.REMAINDER,
+        help="an http(s) URL (served on stdio), or -- then a command and its arguments (served over HTTP)",
+    )
+    proxy.add_argument(
+        "--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1)"
+    )
+    proxy.add_argument("--port", type=int, default=8000, help="HTTP: the TCP port (default 8000)")
+    proxy.add_argument("--path", default="/mcp", help="HTTP: the endpoint's path (default /mcp)")
+    proxy.add_argument(
+        "--backend", choices=["asyncio", "trio"], default="asyncio", help="the event loop (default asyncio)"
+    )
+    proxy.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long a forwarded request may take (default: no limit of the proxy's own)",
+    )
+    proxy.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=256,
+        metavar="N",
+        help="requests forwarded to the server at once; more wait (default 256)",
+    )
+    proxy.add_argument(
+        "--no-restart", action="store_true", help="do not restart (reconnect) the server when it fails"
+    )
+    proxy.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="URL: an HTTP header sent with every request to the server (repeatable)",
+    )
+    proxy.add_argument(
+        "--transport",
+        choices=["auto", "streamable-http", "sse"],
+        default="auto",
+        help="URL: how to reach the server (default auto: Streamable HTTP, else legacy SSE)",
+    )
+    proxy.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        default="info",
+        help="what the proxy logs on stderr; info (default) logs each forwarded call, with no payloads",
+    )
+    proxy.add_argument("--log-payloads", action="store_true", help="log each call's params and result too")
+    add_auth_arguments(proxy)
+
+
+def check_proxy(args: argparse.Namespace) -> None:
+    """Refuse a bad command line before anything starts (:class:`CommandError`, exit code 2)."""
+    server = list(args.server)
+    if server and server[0] == "--":
+        server = server[1:]
+    if not server:
+        raise CommandError("proxy: give a URL, or -- and the command of a stdio server", exit_code=2)
+    args.server = server
+    if _is_url(server[0]):
+        if len(server) > 1:
+            raise CommandError("proxy: a URL takes no arguments after it", exit_code=2)
+        problem = auth_arguments_error(args)
+        if problem is not None:
+            raise CommandError(f"proxy: {problem}", exit_code=2)
+    for header in args.header:
+        if ":" not in header:
+            raise CommandError(f"proxy: --header {header!r}: expected NAME:VALUE", exit_code=2)
+    if args.max_in_flight < 1:
+        raise CommandError("proxy: --max-in-flight must be at least 1", exit_code=2)
+
+
+async def run_proxy(args: argparse.Namespace) -> int:
+    """Serve until stopped (Ctrl-C, SIGTERM, or for stdio the end of stdin)."""
+    server = args.server
+    remote_url = _is_url(server[0])
+    connector = _url_connector(server[0], args) if remote_url else _command_connector(server)
+    upstream = Upstream(
+        connector,
+        name=server[0] if remote_url else shlex.join(server),
+        request_timeout=args.timeout,
+        restart=not args.no_restart,
+        max_in_flight=args.max_in_flight,
+    )
+    _log_to_stderr(args.log_level)
+    options: dict[str, Any] = {"request_timeout": args.timeout, "log_payloads": args.log_payloads}
+    try:
+        async with serving_proxy(upstream, **options) as front:
+            if remote_url:
+                await front.run_stdio()
+            else:
+                health = functools.partial(HealthEndpoint, upstreams=[upstream])
+                await front.run_http(args.host, args.port, path=args.path, wrap=health)
+    except OSError as exc:
+        raise CommandError(f"proxy: cannot start {upstream.name}: {exc}") from None
+    return 0
+
+
+def _log_to_stderr(level: str) -> None:
+    logger = logging.getLogger("mcpbind")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(level.upper())
+
+
+def _is_url(text: str) -> bool:
+    return text.startswith(("http://", "https://"))
+
+
+def _command_connector(command: list[str]) -> Any:
+    def connect(client: Client) -> AbstractAsyncContextManager[RemoteServer]:
+        return client.connect_stdio(command[0], command[1:])
+
+    return connect
+
+
+def _url_connector(url: str, args: argparse.Namespace) -> Any:
+    headers = dict(_header(h) for h in args.header)
+
+    @asynccontextmanager
+    async def connect(client: Client) -> AsyncIterator[RemoteServer]:
+        async with (
+            command_line_auth(url, args) as auth,
+            client.connect_url(url, transport=args.transport, headers=headers, auth=auth) as remote,
+        ):
+            yield remote
+
+    return connect
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, _, value = text.partition(":")
+    return name.strip(), value.strip()

@@ -1,0 +1,448 @@
+"""One server behind a proxy: the connection to it (kept up, restarted when it fails), and the
+forwarding of each request a client of the proxy sends it.
+
+The proxy is a client of the server (:class:`~mcpbind.client.client.Client`, over stdio or
+HTTP, negotiating the newest version both speak) and forwards requests with their params and
+results as raw JSON (:mod:`mcpbind.proxy.specs`). Where the two sides speak different eras
+(:mod:`mcpbind.proxy.eras`) it translates:
+
+* a stateless (2026-07-28) request to a server of a session: the envelope leaves ``_meta``; a
+  question the server asks mid-call ends the round with an ``InputRequiredResult`` while the
+  server's call is held for the client's retry (:mod:`mcpbind.proxy.held`);
+* a session's request to a stateless server: the envelope (the version, the front client's
+  capabilities and identity) goes into ``_meta``; the server's ``InputRequiredResult`` is
+  answered by asking the front client each question mid-call, then retried.
+
+Progress travels with the request (the server's progress notifications reach the client that
+asked, under its own token). Log messages and questions go to the client of the call they
+belong to (:mod:`mcpbind.proxy.calls`); log messages outside any call to every session client.
+Cancelling a forwarded request (its client went away, or cancelled it) cancels it upstream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Final
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup, TaskStatus
+from msgspec import UNSET
+
+from mcpbind import types
+from mcpbind.client.client import Client
+from mcpbind.client.mrtr import InputRoundsExceeded, answer_input_requests, input_required
+from mcpbind.client.remote import RemoteServer
+from mcpbind.protocol.envelope import LOG_LEVEL, envelope_meta
+from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from mcpbind.protocol.methods import Direction
+from mcpbind.protocol.stateless import MRTR_METHODS
+from mcpbind.proxy.calls import CAPABILITY_OF, FrontCall, InFlight
+from mcpbind.proxy.eras import stamp_envelope, strip_envelope
+from mcpbind.proxy.held import HeldCall, HeldCalls
+from mcpbind.proxy.held import input_required as ask_in_round
+from mcpbind.proxy.specs import ASKED_OF_CLIENT, raw_notification, raw_request
+from mcpbind.runtime.context import RequestContext
+from mcpbind.runtime.session import Session
+
+__all__ = ["Connector", "Upstream", "UpstreamUnavailable"]
+
+log = logging.getLogger("mcpbind.proxy")
+
+methods = types.methods
+
+Connector = Callable[[Client], AbstractAsyncContextManager[RemoteServer]]
+"""Opens the proxy's connection to its server with the client it is given (``Client.connect_stdio``
+or ``Client.connect_url`` with their arguments)."""
+
+# What the server may tell its clients, which the proxy passes on (see ``on_change``).
+_CHANGES: Final = (
+    methods.NOTIFICATIONS_TOOLS_LIST_CHANGED.method,
+    methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED.method,
+    methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method,
+    methods.NOTIFICATIONS_RESOURCES_UPDATED.method,
+)
+_TO_CLIENT: Final = Direction.SERVER_TO_CLIENT
+_MAX_SESSIONS_KEPT: Final = 256
+_LOG_RANKS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class UpstreamUnavailable(McpError):
+    """The server behind the proxy cannot be reached (not started yet, or restarting after a
+    failure): a request forwarded to it fails with this error, code -32603."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(INTERNAL_ERROR, f"Upstream server {name!r} is unavailable: {reason}")
+        self.reason = reason
+
+
+class Upstream:
+    """A server behind the proxy, connected with ``connect`` and kept connected by :meth:`run`.
+
+    * ``name``: what errors and logs call it.
+    * ``request_timeout``: how long a forwarded request waits for the server (``None``: as long
+      as the client waits).
+    * ``connect_timeout``: how long a request waits for the server to be (re)connected.
+    * ``restart``: reconnect (restart a stdio server) after the connection fails, waiting 0.5 s
+      then twice as long each time it fails again, up to 30 s.
+    * ``max_in_flight``: requests forwarded at once; more wait for a place.
+    * ``input_timeout`` and ``max_held``: for stateless clients in front of a server of a
+      session, how long a call that asked a question waits for the client's retry, and how
+      many calls may wait so (see :mod:`mcpbind.proxy.held`).
+    * ``protocol_version``: pin the version spoken to the server (else the newest both speak).
+
+    ``on_change(method, params)`` is called with what the server tells of changes (list
+    changes, resource updates; ``None`` params for a list change), and with each list change
+    after a reconnection (the server may have changed meanwhile).
+    """
+
+    def __init__(
+        self,
+        connect: Connector,
+        *,
+        name: str = "upstream",
+        request_timeout: float | None = None,
+        connect_timeout: float = 10.0,
+        restart: bool = True,
+        max_in_flight: int = 256,
+        input_timeout: float = 300.0,
+        max_held: int = 1024,
+        max_input_rounds: int = 8,
+        protocol_version: str | None = None,
+    ) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self.name = name
+        self._connect = connect
+        self.request_timeout = request_timeout
+        self.connect_timeout = connect_timeout
+        self.restart = restart
+        self.max_input_rounds = max_input_rounds
+        self.held = HeldCalls(input_timeout=input_timeout, max_held=max_held)
+        self.in_flight = InFlight()
+        self.on_change: Callable[[str, Any], Awaitable[None]] | None = None
+        self._places = anyio.Semaphore(max_in_flight)
+        self._remote: RemoteServer | None = None
+        self._connected = anyio.Event()
+        self._tasks: TaskGroup | None = None
+        self._reason = "not connected yet"
+        self._restarts = 0
+        # The session clients seen (for log messages outside calls, and questions outside calls).
+        self._sessions: dict[int, Session] = {}
+        # Kept to be set again on a new connection: subscriptions (with how many clients hold
+        # each) and the log level asked for.
+        self._subscribed: dict[str, int] = {}
+        self._level: str | None = None
+        # The questions' params and answers stay raw (``raw_params``), which the typed
+        # handler options do not say.
+        ask: Any = self._ask
+        self.client = Client(
+            "mcpbind-proxy",
+            _version(),
+            sampling=ask,
+            sampling_tools=True,
+            sampling_context=True,
+            elicitation=ask,
+            elicitation_modes=("form", "url"),
+            roots=ask,
+            logging=self._log,
+            notification_handlers={method: self._changed for method in _CHANGES},
+            protocol_version=protocol_version,
+            request_timeout=request_timeout,
+            max_input_rounds=max_input_rounds,
+            raw_params=ASKED_OF_CLIENT,
+        )
+
+    # -- the connection -------------------------------------------------------------------
+
+    @property
+    def remote(self) -> RemoteServer | None:
+        """The server as connected now (``None`` while it is not)."""
+        return self._remote
+
+    @property
+    def restarts(self) -> int:
+        """How many times the connection was made again after failing."""
+        return self._restarts
+
+    @property
+    def status(self) -> str:
+        """``"up"`` or why it is not."""
+        return "up" if self._remote is not None else self._reason
+
+    async def run(self, *, task_status: TaskStatus[RemoteServer] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect and stay connected until cancelled; started (``task_status``, with the server)
+        once first connected. A first connection that fails raises (so a proxy that cannot
+        reach its server says so at once); later failures are retried (``restart``)."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            started = False
+            delay = 0.5
+            while True:
+                try:
+                    async with self._connect(self.client) as remote:
+                        await self._resume(remote)
+                        self._remote = remote
+                        self._connected.set()
+                        if not started:
+                            started = True
+                            task_status.started(remote)
+                        else:
+                            self._restarts += 1
+                            log.warning("%s: connected again", self.name)
+                            await self._announce_restart()
+                        delay = 0.5
+                        await remote.session.wait_closed()
+                        self._reason = "the connection to it closed"
+                except Exception as exc:
+                    if not started:
+                        raise
+                    self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                finally:
+                    self._remote = None
+                    self._connected = anyio.Event()
+                    self.held.close()
+                if not self.restart:
+                    self._reason = f"{self._reason} (not restarted)"
+                    log.error("%s: %s", self.name, self._reason)
+                    await anyio.sleep_forever()
+                log.warning("%s: %s; connecting again in %.1f s", self.name, self._reason, delay)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    async def _resume(self, remote: RemoteServer) -> None:
+        """Set on a new connection what clients asked of the old one."""
+        if remote.stateless:
+            return
+        if self._level is not None:
+            await remote.set_logging_level(self._level)  # type: ignore[arg-type]
+        for uri in self._subscribed:
+            await remote.subscribe_resource(uri)
+
+    async def _announce_restart(self) -> None:
+        if self.on_change is None:
+            return
+        for method in _CHANGES[:3]:
+            await self.on_change(method, None)
+
+    async def _server(self) -> RemoteServer:
+        remote = self._remote
+        if remote is not None:
+            return remote
+        with anyio.move_on_after(self.connect_timeout):
+            await self._connected.wait()
+        remote = self._remote
+        if remote is None:
+            raise UpstreamUnavailable(self.name, self._reason)
+        return remote
+
+    # -- forwarding ----------------------------------------------------------------------
+
+    async def forward(self, method: str, params: msgspec.Raw, ctx: RequestContext[Any]) -> msgspec.Raw:
+        """Forward the request ``method`` (its ``params`` as received) that a client sent the
+        proxy (``ctx``, its context); the server's result as received. An error answer raises
+        :class:`McpError` with the server's code, message and data."""
+        async with self._places:
+            remote = await self._server()
+            front_stateless = ctx.envelope is not None
+            if not front_stateless:
+                self._seen(ctx.session)
+            if front_stateless and not remote.stateless and method in MRTR_METHODS:
+                return await self._held_round(remote, method, params, ctx)
+            sent: Any
+            if front_stateless == remote.stateless:
+                sent = params if params else UNSET
+            elif front_stateless:
+                sent = strip_envelope(params)
+            else:
+                sent = stamp_envelope(params, self._envelope(remote, ctx))
+            progress = _progress_to(ctx) if ctx.progress_token is not None else None
+            spec = raw_request(method)
+            with self.in_flight.tracking(FrontCall(ctx)):
+                raw = await remote.session.request(
+                    spec, sent, timeout=self.request_timeout, progress=progress
+                )
+                if remote.stateless and not front_stateless and method in MRTR_METHODS:
+                    raw = await self._answer_rounds(remote, method, sent, raw, progress)
+            return raw
+
+    async def notify(self, method: str, params: msgspec.Raw) -> None:
+        """Pass a client's notification (``notifications/roots/list_changed``) to the server
+        (dropped while it is not connected, or when it speaks a stateless version)."""
+        remote = self._remote
+        if remote is None or remote.stateless:
+            return
+        await remote.session.notify(raw_notification(method), params if params else UNSET)
+
+    async def subscribe(self, uri: str) -> None:
+        """A client subscribes to ``uri``: the server is asked once for all of them."""
+        held = self._subscribed.get(uri, 0)
+        if held == 0:
+            remote = await self._server()
+            await remote.subscribe_resource(uri)
+        self._subscribed[uri] = held + 1
+
+    async def unsubscribe(self, uri: str) -> None:
+        """A client unsubscribes from ``uri``: the server is told when none is left."""
+        held = self._subscribed.get(uri, 0)
+        if held <= 1:
+            self._subscribed.pop(uri, None)
+            if held == 1 and self._remote is not None:
+                await self._remote.unsubscribe_resource(uri)
+        else:
+            self._subscribed[uri] = held - 1
+
+    async def set_level(self, level: str) -> None:
+        """Ask the server for log messages from ``level`` up: the lowest level any client asked
+        for wins (each client gets what it asked for, filtered by the proxy)."""
+        if self._level is not None and _LOG_RANKS.index(self._level) <= _LOG_RANKS.index(level):
+            return
+        remote = await self._server()
+        if not remote.stateless:
+            await remote.set_logging_level(level)  # type: ignore[arg-type]
+        self._level = level
+
+    def _seen(self, session: Session) -> None:
+        """``session``'s client sent a request: the latest seen, for what the server sends
+        outside calls (at most ``_MAX_SESSIONS_KEPT`` are kept, ended ones dropped first)."""
+        sessions = self._sessions
+        key = id(session)
+        if sessions.get(key) is session:
+            if next(reversed(sessions)) == key:
+                return
+            del sessions[key]
+        sessions[key] = session
+        if len(sessions) > _MAX_SESSIONS_KEPT:
+            for old in [k for k, s in sessions.items() if s.closed]:
+                del sessions[old]
+            while len(sessions) > _MAX_SESSIONS_KEPT:
+                del sessions[next(iter(sessions))]
+
+    def _envelope(self, remote: RemoteServer, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """The stateless envelope of a session's request: the front client's capabilities and
+        identity, and the level of log messages its session asked for."""
+        meta = envelope_meta(remote.protocol_version, ctx.peer_capabilities, ctx.peer_info)
+        meta[LOG_LEVEL] = ctx.session.log_level
+        return meta
+
+    async def _answer_rounds(
+        self, remote: RemoteServer, method: str, sent: Any, raw: msgspec.Raw, progress: Any
+    ) -> msgspec.Raw:
+        """A stateless server's ``InputRequiredResult`` answered by the front client (asked
+        mid-call), and the request retried, until the server's final result."""
+        rounds = 0
+        spec = raw_request(method)
+        while (asked := input_required(raw)) is not None:
+            rounds += 1
+            if rounds > self.max_input_rounds:
+                raise InputRoundsExceeded(method, self.max_input_rounds)
+            responses = await answer_input_requests(remote.session, method, asked, rounds)
+            retry = dict(sent)
+            if responses is not None:
+                retry["inputResponses"] = responses
+            if asked.request_state is not None:
+                retry["requestState"] = asked.request_state
+            raw = await remote.session.request(spec, retry, timeout=self.request_timeout, progress=progress)
+        return raw
+
+    async def _held_round(
+        self, remote: RemoteServer, method: str, params: msgspec.Raw, ctx: RequestContext[Any]
+    ) -> msgspec.Raw:
+        """One round of a stateless request to a server of a session (see :mod:`.held`)."""
+        envelope = ctx.envelope
+        assert envelope is not None and self._tasks is not None
+        if envelope.request_state is not None or envelope.input_responses is not None:
+            held = self.held.take(envelope.request_state, envelope.input_responses)
+            held.ctx = ctx
+        else:
+            held = HeldCall(ctx)
+            progress = _progress_to_held(held) if ctx.progress_token is not None else None
+            self._tasks.start_soon(self._run_held, remote, method, strip_envelope(params), held, progress)
+        try:
+            outcome = await held.next()
+        except BaseException:
+            held.close()  # the client went away: the server's call is cancelled
+            raise
+        if outcome.question is not None:
+            held.pending = outcome.question
+            return ask_in_round(outcome.question, self.held.hold(held, self._tasks))
+        held.close()
+        if outcome.error is not None:
+            raise outcome.error
+        assert outcome.result is not None
+        return outcome.result
+
+    async def _run_held(
+        self, remote: RemoteServer, method: str, sent: Any, held: HeldCall, progress: Any
+    ) -> None:
+        with held.scope, self.in_flight.tracking(FrontCall(held.ctx, held)):
+            try:
+                raw = await remote.session.request(raw_request(method), sent, progress=progress)
+            except McpError as exc:
+                held.finish(error=exc)
+            else:
+                held.finish(result=raw)
+
+    # -- what the server sends -------------------------------------------------------------
+
+    async def _ask(self, params: Any, ctx: RequestContext[Any]) -> msgspec.Raw:
+        """A question of the server's (sampling, elicitation, roots), put to a client."""
+        method = ctx.method
+        call = self.in_flight.owner(method)
+        if call is not None:
+            if call.held is not None:
+                answer: msgspec.Raw = await call.held.ask(method, params)
+                return answer
+            result: msgspec.Raw = await call.ctx.request(raw_request(method, _TO_CLIENT), params)
+            return result
+        for session in reversed(list(self._sessions.values())):
+            if session.closed:
+                continue
+            capabilities = session.connection.peer.capabilities
+            capability = CAPABILITY_OF[method]
+            if capabilities is not None and getattr(capabilities, capability, None) is not None:
+                found: msgspec.Raw = await session.request(raw_request(method, _TO_CLIENT), params)
+                return found
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: no client of the proxy can answer {method} now")
+
+    async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
+        logger = params.logger if isinstance(params.logger, str) else None
+        call = self.in_flight.owner("notifications/message")
+        if call is not None:
+            ctx = call.held.ctx if call.held is not None else call.ctx
+            await ctx.log(params.level, params.data, logger)
+            return
+        for session in list(self._sessions.values()):
+            if not session.closed:
+                try:
+                    await RequestContext(session, None, "notifications/message", None).log(
+                        params.level, params.data, logger
+                    )
+                except McpError:  # this client asked for none
+                    pass
+
+    async def _changed(self, params: Any, ctx: RequestContext[Any]) -> None:
+        if self.on_change is not None:
+            await self.on_change(ctx.method, params)
+
+
+def _progress_to(ctx: RequestContext[Any]) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    return ctx.report_progress
+
+
+def _progress_to_held(held: HeldCall) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        await held.ctx.report_progress(progress, total, message)
+
+    return report
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("mcpbind")
+    except Exception:
+        return "0"
