@@ -140,7 +140,8 @@ def http_round(setup: str, opts: Options, wrk: str, s: Samples, results: Results
             s.answers = answer_type(client, mcp)
             script = Path(tmp) / "call.lua"
             script.write_text(streamable_http.lua_script(mcp.session_id))
-            streamable_http.run_wrk(wrk, server.url, script, 16, opts.warmup, 1, f"{setup} warm-up")
+            if opts.warmup > 0:
+                streamable_http.run_wrk(wrk, server.url, script, 16, opts.warmup, 1, f"{setup} warm-up")
             parts = []
             for c in opts.concurrency:
                 front0, behind0 = server.cpu()
@@ -313,7 +314,9 @@ def failures(results: Results) -> list[str]:
 
 def add_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     if not prefix:
-        parser.add_argument("--quick", action="store_true", help="2 rounds of 1 s phases: a smoke run")
+        parser.add_argument(
+            "--quick", action="store_true", help="2 rounds of 1 s phases, no wrk warm-up: a smoke run"
+        )
         parser.add_argument("--rounds", type=int, help="rounds per setup (default 5; 2 with --quick)")
     parser.add_argument(
         f"--{prefix}setups",
@@ -366,7 +369,7 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("--proxy-concurrency takes numbers of 1 or more")
     if 1 not in concurrency:
         concurrency.insert(0, 1)  # the sequential figures are those of one at a time
-    scale = 10 if quick else 1
+    scale = 20 if quick else 1
     counts = stdio.Counts(
         warmup=500 // scale,
         sequential=2000 // scale,
@@ -382,7 +385,7 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         setups=_proc.picked(parser, args.proxy_setups, SETUP_NAMES, "setups"),
         rounds=_proc.count(parser, args.rounds, 2 if quick else 5, "--rounds"),
         duration=duration,
-        warmup=1.0 if quick else 2.0,
+        warmup=0.0 if quick else 2.0,  # (quick: the checked calls before timing are the warm-up)
         concurrency=concurrency,
         counts=counts,
         start_timeout=args.proxy_start_timeout,

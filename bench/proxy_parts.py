@@ -98,7 +98,7 @@ def http_front(setup: str, port: int) -> Launch:
         return serve_http(port, json_response=setup == "direct-json")
     if setup == "mcpbind":
         command = [sys.executable, "-m", "mcpbind", "proxy", "--host", "127.0.0.1", "--port", str(port)]
-        return Launch([*command, "--", *upstream], _proc.server_env())
+        return Launch([*command, "--log-level", "warning", "--", *upstream], _proc.server_env())
     if setup == "mcp-proxy":
         # Its stdio child gets a minimal environment unless told: -e passes what the server needs.
         command = [str(peers.venv_dir("mcp-proxy") / "bin" / "mcp-proxy"), "--host", "127.0.0.1"]
@@ -119,7 +119,8 @@ def stdio_front(setup: str, url: str) -> Launch:
     if setup == "direct":
         return Launch(upstream_stdio(), _proc.server_env())
     if setup == "mcpbind":
-        return Launch([sys.executable, "-m", "mcpbind", "proxy", url], _proc.server_env())
+        command = [sys.executable, "-m", "mcpbind", "proxy", "--transport", "streamable-http"]
+        return Launch([*command, "--log-level", "warning", url], _proc.server_env())
     if setup == "mcp-proxy":
         command = [str(peers.venv_dir("mcp-proxy") / "bin" / "mcp-proxy"), "--transport", "streamablehttp"]
         return Launch([*command, "--log-level", "WARNING", url], peers.peer_env())
@@ -262,8 +263,8 @@ def listening_addresses(port: int) -> set[str]:
 class Front:
     """A process that serves HTTP on 127.0.0.1:``port`` (a proxy and the stdio server it spawned,
     or a server alone), in a process group of its own; ready once it accepts connections, and
-    checked to listen on the loopback interface only. :meth:`close` stops the whole tree (SIGTERM,
-    SIGKILL after 10 s, then any descendant left) and reaps it."""
+    checked to listen on the loopback interface only. :meth:`close` stops the whole tree (SIGTERM
+    to the process, then SIGKILL after 10 s to its group and to any descendant left) and reaps it."""
 
     def __init__(self, name: str, launch: Launch, port: int, start_timeout: float) -> None:
         self.name = name
@@ -337,7 +338,8 @@ class Front:
                 except OSError:
                     pass
             if self.proc.poll() is None:
-                _signal_group(self.pid, signal.SIGTERM)
+                # The proxy first, which stops its server as it would on Ctrl-C; the group after.
+                self.proc.terminate()
                 try:
                     self.proc.wait(10)
                 except subprocess.TimeoutExpired:

@@ -40,6 +40,7 @@ def _total_cpu(s: Samples, c: int) -> float:
 def header(opts: Options, results: Results, commit: str) -> str:
     versions = "; ".join(f"{k} {v}" for k, v in results.versions.items())
     counts = opts.counts
+    warmup = f"{opts.warmup:g} s of warm-up at 16 connections, then " if opts.warmup > 0 else "no warm-up, "
     stdio_phases = ", ".join(
         [f"{counts.sequential:,} sequential calls"]
         + [f"{n:,} at {w} in flight" for w, n in counts.at.items()]
@@ -48,8 +49,8 @@ def header(opts: Options, results: Results, commit: str) -> str:
         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}; {_proc.machine_line()}, nothing "
         f"pinned: the client, the proxy and the server share the CPUs; CPython {platform.python_version()}, "
         f"mcpbind from this checkout (msgspec {_proc.version_of('msgspec')}, anyio {_proc.version_of('anyio')}); "
-        f"{versions}; {results.wrk or 'no wrk'}. {opts.rounds} rounds; HTTP: {opts.warmup:g} s of warm-up at 16 "
-        f"connections, then {opts.duration:g} s at each of {', '.join(map(str, opts.concurrency))} connections "
+        f"{versions}; {results.wrk or 'no wrk'}. {opts.rounds} rounds; HTTP: {warmup}"
+        f"{opts.duration:g} s at each of {', '.join(map(str, opts.concurrency))} connections "
         f"(one session, one wrk thread); stdio: {counts.warmup:,} calls of warm-up at 16 in flight, then "
         f"{stdio_phases}."
     )
