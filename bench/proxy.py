@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import signal
 import sys
 import tempfile
 import time
@@ -404,7 +405,12 @@ def print_report(args: argparse.Namespace, results: Results) -> int:
     return 1 if failures(results) else 0
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds: every process started is stopped on the way out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _stop)
     return _proc.standalone(
         "proxy.py",
         __doc__,
