@@ -126,6 +126,7 @@ class Upstream:
         self._places = anyio.Semaphore(max_in_flight)
         self._remote: RemoteServer | None = None
         self._connected = anyio.Event()
+        self._tried = anyio.Event()  # the first connection was made, or failed
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
@@ -172,10 +173,13 @@ class Upstream:
         """``"up"`` or why it is not."""
         return "up" if self._remote is not None else self._reason
 
-    async def run(self, *, task_status: TaskStatus[RemoteServer] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, fail_fast: bool = True, task_status: TaskStatus[RemoteServer] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Connect and stay connected until cancelled; started (``task_status``, with the server)
-        once first connected. A first connection that fails raises (so a proxy that cannot
-        reach its server says so at once); later failures are retried (``restart``)."""
+        once first connected. A first connection that fails raises with ``fail_fast`` (so a
+        proxy that cannot reach its server says so at once); later failures, and the first
+        without ``fail_fast`` (a gateway's servers, each on its own), are retried (``restart``)."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             started = False
@@ -186,6 +190,7 @@ class Upstream:
                         await self._resume(remote)
                         self._remote = remote
                         self._connected.set()
+                        self._tried.set()
                         if not started:
                             started = True
                             task_status.started(remote)
@@ -197,8 +202,9 @@ class Upstream:
                         await remote.session.wait_closed()
                         self._reason = "the connection to it closed"
                 except Exception as exc:
-                    if not started:
+                    if not started and fail_fast:
                         raise
+                    self._tried.set()
                     self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 finally:
                     self._remote = None
@@ -211,6 +217,16 @@ class Upstream:
                 log.warning("%s: %s; connecting again in %.1f s", self.name, self._reason, delay)
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 30.0)
+
+    async def tried(self) -> None:
+        """Until the first connection was made, or failed."""
+        await self._tried.wait()
+
+    async def connected(self) -> RemoteServer:
+        """The server, once connected."""
+        while self._remote is None:
+            await self._connected.wait()
+        return self._remote
 
     async def _resume(self, remote: RemoteServer) -> None:
         """Set on a new connection what clients asked of the old one."""
