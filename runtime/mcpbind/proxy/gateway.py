@@ -142,19 +142,23 @@ def gateway_server(
         return result
 
     async def list_items(params: msgspec.Raw, ctx: RequestContext[Any]) -> msgspec.Raw:
-        if as_object(params).get("cursor") is not None:
+        body = as_object(params)
+        if body.get("cursor") is not None:
             raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor (the gateway answers in one page)")
-        return await gather(ctx.method, ctx)
+        return await gather(ctx.method, ctx, body.get("_meta"))
 
-    async def gather(method: str, ctx: RequestContext[Any]) -> msgspec.Raw:
-        """Every server's items of the listing ``method``, renamed, in one result."""
+    async def gather(method: str, ctx: RequestContext[Any], meta: Any) -> msgspec.Raw:
+        """Every server's items of the listing ``method``, renamed, in one result; ``meta``:
+        the ``_meta`` of the request it is for (a stateless client's envelope, which goes on)."""
+        if isinstance(meta, dict):
+            meta = {k: v for k, v in meta.items() if k != "progressToken"}
         member, named = _LISTS[method]
         found: dict[str, list[Any]] = {}
 
         async def collect(upstream: Upstream) -> None:
             with anyio.move_on_after(upstream.request_timeout or _LIST_TIMEOUT) as scope:
                 try:
-                    found[upstream.name] = await _all_pages(upstream, method, member, ctx)
+                    found[upstream.name] = await _all_pages(upstream, method, member, ctx, meta)
                 except McpError as exc:
                     log.warning("%s: %s failed, left out: %s", upstream.name, method, exc.message)
             if scope.cancelled_caught:
@@ -196,10 +200,11 @@ def gateway_server(
         return await forward(upstream, ctx.method, msgspec.Raw(msgspec.json.encode(body)), ctx)
 
     async def by_uri(params: msgspec.Raw, ctx: RequestContext[Any]) -> msgspec.Raw:
-        uri = as_object(params).get("uri")
+        body = as_object(params)
+        uri = body.get("uri")
         if not isinstance(uri, str):
             raise McpError(INVALID_PARAMS, "Invalid params: `params.uri` must be a string")
-        upstream = await _route(uri, ctx)
+        upstream = await _route(uri, ctx, body.get("_meta"))
         if ctx.method == "resources/subscribe":
             await upstream.subscribe(uri)
             server.restore_subscriptions(ctx.session, server.subscriptions_of(ctx.session) | {uri})
@@ -212,11 +217,11 @@ def gateway_server(
             return msgspec.Raw(b"{}")
         return await forward(upstream, ctx.method, params, ctx)
 
-    async def _route(uri: str, ctx: RequestContext[Any]) -> Upstream:
+    async def _route(uri: str, ctx: RequestContext[Any], meta: Any) -> Upstream:
         upstream = routes.server_of(uri)
         if upstream is None:  # not listed yet (or since a change): list again, once
-            await gather("resources/list", ctx)
-            await gather("resources/templates/list", ctx)
+            await gather("resources/list", ctx, meta)
+            await gather("resources/templates/list", ctx, meta)
             upstream = routes.server_of(uri)
         if upstream is None:
             raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
@@ -232,7 +237,7 @@ def gateway_server(
             body["ref"] = {**ref, "name": own}
             return await forward(upstream, ctx.method, msgspec.Raw(msgspec.json.encode(body)), ctx)
         if isinstance(ref.get("uri"), str):
-            return await forward(await _route(ref["uri"], ctx), ctx.method, params, ctx)
+            return await forward(await _route(ref["uri"], ctx, body.get("_meta")), ctx.method, params, ctx)
         raise McpError(INVALID_PARAMS, "Invalid params: `params.ref` names no prompt nor resource")
 
     async def set_level(params: msgspec.Raw, ctx: RequestContext[Any]) -> msgspec.Raw:
@@ -284,12 +289,17 @@ def gateway_server(
     return server
 
 
-async def _all_pages(upstream: Upstream, method: str, member: str, ctx: RequestContext[Any]) -> list[Any]:
-    """Every item of a listing of one server, page after page."""
+async def _all_pages(
+    upstream: Upstream, method: str, member: str, ctx: RequestContext[Any], meta: Any
+) -> list[Any]:
+    """Every item of a listing of one server, page after page (``meta``: each page's ``_meta``)."""
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(1000):  # a server whose cursors never end is cut off
-        params = msgspec.Raw(msgspec.json.encode({"cursor": cursor} if cursor is not None else {}))
+        body: dict[str, Any] = {} if meta is None else {"_meta": meta}
+        if cursor is not None:
+            body["cursor"] = cursor
+        params = msgspec.Raw(msgspec.json.encode(body))
         try:
             page = msgspec.json.decode(await upstream.forward(method, params, ctx))
         except UpstreamUnavailable:

@@ -13,7 +13,8 @@ results as raw JSON (:mod:`mcpbind.proxy.specs`). Where the two sides speak diff
   capabilities and identity) goes into ``_meta``; the server's ``InputRequiredResult`` is
   answered by asking the front client each question mid-call, then retried.
 
-Progress travels with the request (the server's progress notifications reach the client that
+A stateless server's changes are followed on a ``subscriptions/listen`` stream
+(:mod:`mcpbind.proxy.changes`). Progress travels with the request (the server's progress notifications reach the client that
 asked, under its own token). Log messages and questions go to the client of the call they
 belong to (:mod:`mcpbind.proxy.calls`); log messages outside any call to every session client.
 Cancelling a forwarded request (its client went away, or cancelled it) cancels it upstream.
@@ -40,6 +41,7 @@ from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import Direction
 from mcpbind.protocol.stateless import MRTR_METHODS
 from mcpbind.proxy.calls import CAPABILITY_OF, FrontCall, InFlight
+from mcpbind.proxy.changes import ChangeFollower
 from mcpbind.proxy.eras import stamp_envelope, strip_envelope
 from mcpbind.proxy.held import HeldCall, HeldCalls
 from mcpbind.proxy.held import input_required as ask_in_round
@@ -136,6 +138,7 @@ class Upstream:
         # each) and the log level asked for.
         self._subscribed: dict[str, int] = {}
         self._level: str | None = None
+        self._follower: ChangeFollower | None = None
         # The questions' params and answers stay raw (``raw_params``), which the typed
         # handler options do not say.
         ask: Any = self._ask
@@ -199,7 +202,14 @@ class Upstream:
                             log.warning("%s: connected again", self.name)
                             await self._announce_restart()
                         delay = 0.5
-                        await remote.session.wait_closed()
+                        async with anyio.create_task_group() as watching:
+                            if remote.stateless:
+                                self._follower = ChangeFollower(
+                                    remote, self._subscribed.keys, self._tell, self.name
+                                )
+                                watching.start_soon(self._follower.run)
+                            await remote.session.wait_closed()
+                            watching.cancel_scope.cancel()
                         self._reason = "the connection to it closed"
                 except Exception as exc:
                     if not started and fail_fast:
@@ -207,6 +217,7 @@ class Upstream:
                     self._tried.set()
                     self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 finally:
+                    self._follower = None
                     self._remote = None
                     self._connected = anyio.Event()
                     self.held.close()
@@ -297,15 +308,20 @@ class Upstream:
         held = self._subscribed.get(uri, 0)
         if held == 0:
             remote = await self._server()
-            await remote.subscribe_resource(uri)
+            if not remote.stateless:
+                await remote.subscribe_resource(uri)
         self._subscribed[uri] = held + 1
+        if held == 0 and self._follower is not None:
+            self._follower.renew()
 
     async def unsubscribe(self, uri: str) -> None:
         """A client unsubscribes from ``uri``: the server is told when none is left."""
         held = self._subscribed.get(uri, 0)
         if held <= 1:
             self._subscribed.pop(uri, None)
-            if held == 1 and self._remote is not None:
+            if held == 1 and self._follower is not None:
+                self._follower.renew()
+            elif held == 1 and self._remote is not None:
                 await self._remote.unsubscribe_resource(uri)
         else:
             self._subscribed[uri] = held - 1
@@ -440,8 +456,11 @@ class Upstream:
                     pass
 
     async def _changed(self, params: Any, ctx: RequestContext[Any]) -> None:
+        await self._tell(ctx.method, params)
+
+    async def _tell(self, method: str, params: Any) -> None:
         if self.on_change is not None:
-            await self.on_change(ctx.method, params)
+            await self.on_change(method, params)
 
 
 def _progress_to(ctx: RequestContext[Any]) -> Callable[[float, float | None, str | None], Awaitable[None]]:
