@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import anyio
 
@@ -33,12 +33,18 @@ def in_memory(server: Server) -> Connector:
 def unreachable() -> Connector:
     """A server that cannot be started."""
 
-    @asynccontextmanager
-    async def connect(client: Client) -> AsyncIterator[RemoteServer]:
-        raise OSError("no such server")
-        yield  # pragma: no cover
+    def connect(client: Client) -> AbstractAsyncContextManager[RemoteServer]:
+        return _Failing()
 
     return connect
+
+
+class _Failing(AbstractAsyncContextManager[RemoteServer]):
+    async def __aenter__(self) -> RemoteServer:
+        raise OSError("no such server")
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
 
 def named_server(label: str, *, handshake_only: bool = False) -> Server:
