@@ -18,7 +18,6 @@ for what is forwarded and how the protocol's eras are bridged.
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import shlex
 import sys
@@ -32,6 +31,8 @@ from mcpbind.client.remote import RemoteServer
 from mcpbind.commands.failures import CommandError
 from mcpbind.proxy import ConfigError, Upstream, read_config, serving_gateway, serving_proxy, upstreams_of
 from mcpbind.proxy.health import HealthEndpoint
+from mcpbind.server.auth.cli_options import add_auth_arguments as add_protection_arguments
+from mcpbind.server.auth.cli_options import auth_from_arguments
 
 __all__ = ["add_proxy_arguments", "check_proxy", "run_proxy"]
 
@@ -97,10 +98,22 @@ def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
     )
     proxy.add_argument("--log-payloads", action="store_true", help="log each call's params and result too")
     add_auth_arguments(proxy)
+    add_protection_arguments(proxy)
 
 
 def check_proxy(args: argparse.Namespace) -> None:
     """Refuse a bad command line before anything starts (:class:`CommandError`, exit code 2)."""
+    _check_server(args)
+    over_http = not args.stdio and not (args.config is None and _is_url(args.server[0]))
+    try:  # (--auth-audience defaults to the URL served)
+        args.protection = auth_from_arguments(
+            args, f"http://{args.host}:{args.port}{args.path}", over_http=over_http
+        )
+    except ValueError as bad:
+        raise CommandError(f"proxy: {bad}".replace("add --transport http", "serve over HTTP"), 2) from None
+
+
+def _check_server(args: argparse.Namespace) -> None:
     server = list(args.server)
     if server and server[0] == "--":
         server = server[1:]
@@ -152,8 +165,7 @@ async def run_proxy(args: argparse.Namespace) -> int:
             if remote_url:
                 await front.run_stdio()
             else:
-                health = functools.partial(HealthEndpoint, upstreams=[upstream])
-                await front.run_http(args.host, args.port, path=args.path, wrap=health)
+                await front.run_http(args.host, args.port, path=args.path, wrap=_wrap(args, [upstream]))
     except OSError as exc:
         raise CommandError(f"proxy: cannot start {upstream.name}: {exc}") from None
     return 0
@@ -166,9 +178,23 @@ async def _run_gateway(args: argparse.Namespace) -> int:
         if args.stdio:
             await front.run_stdio()
         else:
-            health = functools.partial(HealthEndpoint, upstreams=upstreams)
-            await front.run_http(args.host, args.port, path=args.path, wrap=health)
+            await front.run_http(args.host, args.port, path=args.path, wrap=_wrap(args, upstreams))
     return 0
+
+
+def _wrap(args: argparse.Namespace, upstreams: list[Upstream]) -> Any:
+    """The HTTP front's middleware: the health endpoint, open to all, before the protection
+    the ``--auth-*`` options ask for."""
+    protection = args.protection
+
+    def wrap(app: Any) -> Any:
+        if protection is not None:
+            from mcpbind.server.auth.middleware import ProtectedApp
+
+            app = ProtectedApp(app, auth=protection)
+        return HealthEndpoint(app, upstreams)
+
+    return wrap
 
 
 def _log_to_stderr(level: str) -> None:
