@@ -11,6 +11,7 @@ import pytest
 from mcpbind import types
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
+from mcpbind.client.subscriptions import ResourceUpdated
 from mcpbind.protocol.errors import McpError
 from mcpbind.proxy import Upstream, serving_gateway
 from mcpbind.proxy.health import health_report
@@ -121,3 +122,19 @@ async def test_a_servers_list_change_reaches_the_client() -> None:
         with anyio.fail_after(5):
             await changed.wait()
         assert sorted(t.name for t in (await remote.list_tools()).tools) == ["alpha_fetch", "alpha_search"]
+
+
+async def test_a_stateless_client_listening_hears_a_resource_updated_upstream() -> None:
+    upstream_server = named_server("alpha")
+    alpha = Upstream(in_memory(upstream_server), name="alpha")
+    beta = Upstream(in_memory(named_server("beta", handshake_only=True)), name="beta")
+    async with gateway(alpha, beta, versions=MODERN_VERSIONS) as remote:
+        async with remote.listen(resource_uris=["alpha://readme", "beta://readme"]) as changes:
+            assert changes.acknowledged is not None
+            await upstream_server.resource_updated("alpha://readme")
+            event = await changes.next(timeout=5)
+            assert isinstance(event, ResourceUpdated) and event.uri == "alpha://readme"
+        # The stream is closed: the servers' subscriptions were dropped with it.
+        with anyio.fail_after(5):
+            while alpha.subscribed or beta.subscribed:
+                await anyio.sleep(0.01)

@@ -28,6 +28,7 @@ from mcpbind.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
 from mcpbind.proxy.call_log import CallLog
 from mcpbind.proxy.eras import as_object
 from mcpbind.proxy.front import offered_methods
+from mcpbind.proxy.listening import subscribing_listen
 from mcpbind.proxy.specs import FORWARDED_NOTIFICATIONS, raw_notification, raw_request
 from mcpbind.proxy.upstream import Upstream, UpstreamUnavailable
 from mcpbind.runtime.context import RequestContext
@@ -286,6 +287,11 @@ def gateway_server(
 
     for upstream in servers.values():
         upstream.on_change = changed
+
+    async def upstream_of(uri: str, ctx: RequestContext[Any], meta: Any) -> Upstream:
+        return await _route(uri, ctx, meta)
+
+    subscribing_listen(server, upstream_of)
     return server
 
 

@@ -167,6 +167,11 @@ class Upstream:
         return self._remote
 
     @property
+    def subscribed(self) -> frozenset[str]:
+        """The resources subscribed to upstream for the proxy's clients."""
+        return frozenset(self._subscribed)
+
+    @property
     def restarts(self) -> int:
         """How many times the connection was made again after failing."""
         return self._restarts
