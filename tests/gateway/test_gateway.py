@@ -22,7 +22,8 @@ from tests.harness import connected
 
 pytestmark = pytest.mark.anyio
 
-ERAS = [pytest.param(HANDSHAKE_VERSIONS, id="2025-client"), pytest.param(MODERN_VERSIONS, id="2026-client")]
+STATELESS = tuple(MODERN_VERSIONS)
+ERAS = [pytest.param(HANDSHAKE_VERSIONS, id="2025-client"), pytest.param(STATELESS, id="2026-client")]
 
 
 @asynccontextmanager
@@ -128,7 +129,7 @@ async def test_a_stateless_client_listening_hears_a_resource_updated_upstream() 
     upstream_server = named_server("alpha")
     alpha = Upstream(in_memory(upstream_server), name="alpha")
     beta = Upstream(in_memory(named_server("beta", handshake_only=True)), name="beta")
-    async with gateway(alpha, beta, versions=MODERN_VERSIONS) as remote:
+    async with gateway(alpha, beta, versions=STATELESS) as remote:
         async with remote.listen(resource_uris=["alpha://readme", "beta://readme"]) as changes:
             assert changes.acknowledged is not None
             await upstream_server.resource_updated("alpha://readme")

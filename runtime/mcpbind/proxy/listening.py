@@ -19,10 +19,11 @@ LISTEN: Final = "subscriptions/listen"
 
 
 def subscribing_listen(
-    server: Server, upstream_of: Callable[[str, RequestContext[Any]], Awaitable[Upstream]]
+    server: Server, upstream_of: Callable[[str, RequestContext[Any], Any], Awaitable[Upstream]]
 ) -> None:
-    """Make ``server``'s listen streams subscribe upstream (``upstream_of(uri, ctx)``: the
-    server a URI belongs to) to the resources they ask for, while they are open."""
+    """Make ``server``'s listen streams subscribe upstream (``upstream_of(uri, ctx, meta)``:
+    the server a URI belongs to, ``meta`` the listen request's ``_meta``) to the resources
+    they ask for, while they are open."""
     answer = server.request_handlers[LISTEN]
 
     async def listen(params: Any, ctx: RequestContext[Any]) -> Any:
