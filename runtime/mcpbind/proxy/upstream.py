@@ -224,7 +224,8 @@ class Upstream:
                 finally:
                     self._follower = None
                     self._remote = None
-                    self._connected = anyio.Event()
+                    if self._connected.is_set():  # (one never set still has its waiters)
+                        self._connected = anyio.Event()
                     self.held.close()
                 if not self.restart:
                     self._reason = f"{self._reason} (not restarted)"
@@ -248,10 +249,13 @@ class Upstream:
         """Set on a new connection what clients asked of the old one."""
         if remote.stateless:
             return
-        if self._level is not None:
-            await remote.set_logging_level(self._level)  # type: ignore[arg-type]
-        for uri in self._subscribed:
-            await remote.subscribe_resource(uri)
+        try:
+            if self._level is not None and remote.server_capabilities.logging is not UNSET:
+                await remote.set_logging_level(self._level)  # type: ignore[arg-type]
+            for uri in self._subscribed:
+                await remote.subscribe_resource(uri)
+        except McpError as exc:  # the server changed: its clients are told of list changes
+            log.warning("%s: what clients asked of it before could not be asked again: %s", self.name, exc)
 
     async def _announce_restart(self) -> None:
         if self.on_change is None:
