@@ -86,7 +86,9 @@ class Upstream:
     * ``name``: what errors and logs call it.
     * ``request_timeout``: how long a forwarded request waits for the server (``None``: as long
       as the client waits).
-    * ``connect_timeout``: how long a request waits for the server to be (re)connected.
+    * ``connect_timeout``: how long a request waits for the server to be connected, while a
+      first connection or a restart is under way (after an attempt that failed, requests fail
+      at once with the reason until one succeeds).
     * ``restart``: reconnect (restart a stdio server) after the connection fails, waiting 0.5 s
       then twice as long each time it fails again, up to 30 s.
     * ``max_in_flight``: requests forwarded at once; more wait for a place.
@@ -129,6 +131,7 @@ class Upstream:
         self._remote: RemoteServer | None = None
         self._connected = anyio.Event()
         self._tried = anyio.Event()  # the first connection was made, or failed
+        self._last_failed = False  # the last attempt to connect failed
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
@@ -199,6 +202,7 @@ class Upstream:
                         self._remote = remote
                         self._connected.set()
                         self._tried.set()
+                        self._last_failed = False
                         if not started:
                             started = True
                             task_status.started(remote)
@@ -220,6 +224,7 @@ class Upstream:
                     if not started and fail_fast:
                         raise
                     self._tried.set()
+                    self._last_failed = True
                     self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 finally:
                     self._follower = None
@@ -267,6 +272,8 @@ class Upstream:
         remote = self._remote
         if remote is not None:
             return remote
+        if self._last_failed:  # not a restart under way: it failed, and is retried later
+            raise UpstreamUnavailable(self.name, self._reason)
         with anyio.move_on_after(self.connect_timeout):
             await self._connected.wait()
         remote = self._remote
