@@ -2,6 +2,7 @@
 
     mcpbind proxy --port 8000 -- npx -y some-server        # a stdio server over Streamable HTTP
     mcpbind proxy https://example.com/mcp                  # a remote server as a local stdio one
+    mcpbind proxy --config servers.json --port 8000        # a gateway: many servers as one
 
 The first form starts the command as a stdio server (restarted if it dies) and serves it at
 ``http://HOST:PORT/mcp`` (``--host`` 127.0.0.1 by default) to clients of every protocol
@@ -9,14 +10,14 @@ version, the stateless 2026-07-28 included, with its health at ``/healthz`` (200
 server is up, else 503). The second connects to the URL (Streamable HTTP,
 else legacy SSE; signing in on a 401 as ``mcpbind call`` does) and serves it on this
 process's stdin and stdout, for clients that only launch commands. Each forwarded call is
-logged on stderr (``--log-level``, ``--log-payloads``). See :mod:`mcpbind.proxy`
+logged on stderr (``--log-level``, ``--log-payloads``). With ``--config`` the servers of a
+configuration file are served as one (over HTTP, or ``--stdio``): see :mod:`mcpbind.proxy.gateway`. See :mod:`mcpbind.proxy`
 for what is forwarded and how the protocol's eras are bridged.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import shlex
 import sys
@@ -28,8 +29,10 @@ from mcpbind.client.cli_auth import add_auth_arguments, auth_arguments_error, co
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.commands.failures import CommandError
-from mcpbind.proxy import Upstream, serving_proxy
+from mcpbind.proxy import ConfigError, Upstream, read_config, serving_gateway, serving_proxy, upstreams_of
 from mcpbind.proxy.health import HealthEndpoint
+from mcpbind.server.auth.cli_options import add_auth_arguments as add_protection_arguments
+from mcpbind.server.auth.cli_options import auth_from_arguments
 
 __all__ = ["add_proxy_arguments", "check_proxy", "run_proxy"]
 
@@ -40,6 +43,14 @@ def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
         "server",
         nargs=argparse.REMAINDER,
         help="an http(s) URL (served on stdio), or -- then a command and its arguments (served over HTTP)",
+    )
+    proxy.add_argument(
+        "--config",
+        metavar="FILE",
+        help='a gateway: the servers of FILE ({"mcpServers": {...}}, as MCP clients configure them) as one',
+    )
+    proxy.add_argument(
+        "--stdio", action="store_true", help="--config: serve on stdin and stdout instead of HTTP"
     )
     proxy.add_argument(
         "--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1)"
@@ -87,13 +98,36 @@ def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
     )
     proxy.add_argument("--log-payloads", action="store_true", help="log each call's params and result too")
     add_auth_arguments(proxy)
+    add_protection_arguments(proxy)
 
 
 def check_proxy(args: argparse.Namespace) -> None:
     """Refuse a bad command line before anything starts (:class:`CommandError`, exit code 2)."""
+    _check_server(args)
+    over_http = not args.stdio and not (args.config is None and _is_url(args.server[0]))
+    try:  # (--auth-audience defaults to the URL served)
+        args.protection = auth_from_arguments(
+            args, f"http://{args.host}:{args.port}{args.path}", over_http=over_http
+        )
+    except ValueError as bad:
+        raise CommandError(f"proxy: {bad}".replace("add --transport http", "serve over HTTP"), 2) from None
+
+
+def _check_server(args: argparse.Namespace) -> None:
     server = list(args.server)
     if server and server[0] == "--":
         server = server[1:]
+    args.server = server
+    if args.config is not None:
+        if server:
+            raise CommandError("proxy: --config names the servers; give no other server", exit_code=2)
+        try:
+            args.entries = read_config(args.config)
+        except ConfigError as exc:
+            raise CommandError(f"proxy: {exc}", exit_code=2) from None
+        return
+    if args.stdio:
+        raise CommandError("proxy: --stdio goes with --config (a URL is served on stdio anyway)", exit_code=2)
     if not server:
         raise CommandError("proxy: give a URL, or -- and the command of a stdio server", exit_code=2)
     args.server = server
@@ -112,6 +146,9 @@ def check_proxy(args: argparse.Namespace) -> None:
 
 async def run_proxy(args: argparse.Namespace) -> int:
     """Serve until stopped (Ctrl-C, SIGTERM, or for stdio the end of stdin)."""
+    _log_to_stderr(args.log_level)
+    if args.config is not None:
+        return await _run_gateway(args)
     server = args.server
     remote_url = _is_url(server[0])
     connector = _url_connector(server[0], args) if remote_url else _command_connector(server)
@@ -122,18 +159,42 @@ async def run_proxy(args: argparse.Namespace) -> int:
         restart=not args.no_restart,
         max_in_flight=args.max_in_flight,
     )
-    _log_to_stderr(args.log_level)
     options: dict[str, Any] = {"request_timeout": args.timeout, "log_payloads": args.log_payloads}
     try:
         async with serving_proxy(upstream, **options) as front:
             if remote_url:
                 await front.run_stdio()
             else:
-                health = functools.partial(HealthEndpoint, upstreams=[upstream])
-                await front.run_http(args.host, args.port, path=args.path, wrap=health)
+                await front.run_http(args.host, args.port, path=args.path, wrap=_wrap(args, [upstream]))
     except OSError as exc:
         raise CommandError(f"proxy: cannot start {upstream.name}: {exc}") from None
     return 0
+
+
+async def _run_gateway(args: argparse.Namespace) -> int:
+    upstreams = upstreams_of(args.entries, restart=not args.no_restart)
+    options: dict[str, Any] = {"request_timeout": args.timeout, "log_payloads": args.log_payloads}
+    async with serving_gateway(upstreams, **options) as front:
+        if args.stdio:
+            await front.run_stdio()
+        else:
+            await front.run_http(args.host, args.port, path=args.path, wrap=_wrap(args, upstreams))
+    return 0
+
+
+def _wrap(args: argparse.Namespace, upstreams: list[Upstream]) -> Any:
+    """The HTTP front's middleware: the health endpoint, open to all, before the protection
+    the ``--auth-*`` options ask for."""
+    protection = args.protection
+
+    def wrap(app: Any) -> Any:
+        if protection is not None:
+            from mcpbind.server.auth.middleware import ProtectedApp
+
+            app = ProtectedApp(app, auth=protection)
+        return HealthEndpoint(app, upstreams)
+
+    return wrap
 
 
 def _log_to_stderr(level: str) -> None:

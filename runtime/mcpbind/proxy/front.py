@@ -22,6 +22,7 @@ from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 from mcpbind.proxy.call_log import CallLog
 from mcpbind.proxy.eras import as_object
+from mcpbind.proxy.listening import subscribing_listen
 from mcpbind.proxy.specs import FORWARDED_NOTIFICATIONS, FORWARDED_REQUESTS, raw_notification, raw_request
 from mcpbind.proxy.upstream import Upstream
 from mcpbind.runtime.context import RequestContext
@@ -139,6 +140,12 @@ def front_server(
             await server.resource_updated(params.uri)
 
     upstream.on_change = changed
+    if "resources/subscribe" in offered:
+
+        async def upstream_of(uri: str, ctx: RequestContext[Any], meta: Any) -> Upstream:
+            return upstream
+
+        subscribing_listen(server, upstream_of)
     return server
 
 

@@ -1,8 +1,8 @@
 """The proxy's health endpoint: ``GET /healthz`` (ASGI middleware in front of the MCP app).
 
-200 and ``{"status": "ok", ...}`` while every upstream server is connected, 503 and
-``{"status": "unavailable", ...}`` otherwise, each upstream's state, restarts and calls in
-flight listed; the MCP endpoint and every other path pass through to the app behind.
+200 and ``{"status": "ok", ...}`` while every upstream server is connected, 200 and
+``"degraded"`` while some are (a gateway serves those), 503 and ``"unavailable"`` while none
+is; each upstream's state, restarts and calls in flight listed; the MCP endpoint and every other path pass through to the app behind.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 def health_report(upstreams: Sequence[Upstream]) -> tuple[bool, dict[str, Any]]:
-    """Whether every upstream is up, and the report of each."""
+    """Whether any upstream is up (so the endpoint serves), and the report."""
     servers = {
         u.name: {
             "status": u.status,
@@ -34,8 +34,9 @@ def health_report(upstreams: Sequence[Upstream]) -> tuple[bool, dict[str, Any]]:
         }
         for u in upstreams
     }
-    healthy = all(u.remote is not None for u in upstreams)
-    return healthy, {"status": "ok" if healthy else "unavailable", "servers": servers}
+    up = sum(u.remote is not None for u in upstreams)
+    status = "ok" if up == len(upstreams) else "degraded" if up else "unavailable"
+    return up > 0, {"status": status, "servers": servers}
 
 
 class HealthEndpoint:

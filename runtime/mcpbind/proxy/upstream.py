@@ -13,7 +13,8 @@ results as raw JSON (:mod:`mcpbind.proxy.specs`). Where the two sides speak diff
   capabilities and identity) goes into ``_meta``; the server's ``InputRequiredResult`` is
   answered by asking the front client each question mid-call, then retried.
 
-Progress travels with the request (the server's progress notifications reach the client that
+A stateless server's changes are followed on a ``subscriptions/listen`` stream
+(:mod:`mcpbind.proxy.changes`). Progress travels with the request (the server's progress notifications reach the client that
 asked, under its own token). Log messages and questions go to the client of the call they
 belong to (:mod:`mcpbind.proxy.calls`); log messages outside any call to every session client.
 Cancelling a forwarded request (its client went away, or cancelled it) cancels it upstream.
@@ -40,6 +41,7 @@ from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import Direction
 from mcpbind.protocol.stateless import MRTR_METHODS
 from mcpbind.proxy.calls import CAPABILITY_OF, FrontCall, InFlight
+from mcpbind.proxy.changes import ChangeFollower
 from mcpbind.proxy.eras import stamp_envelope, strip_envelope
 from mcpbind.proxy.held import HeldCall, HeldCalls
 from mcpbind.proxy.held import input_required as ask_in_round
@@ -84,7 +86,9 @@ class Upstream:
     * ``name``: what errors and logs call it.
     * ``request_timeout``: how long a forwarded request waits for the server (``None``: as long
       as the client waits).
-    * ``connect_timeout``: how long a request waits for the server to be (re)connected.
+    * ``connect_timeout``: how long a request waits for the server to be connected, while a
+      first connection or a restart is under way (after an attempt that failed, requests fail
+      at once with the reason until one succeeds).
     * ``restart``: reconnect (restart a stdio server) after the connection fails, waiting 0.5 s
       then twice as long each time it fails again, up to 30 s.
     * ``max_in_flight``: requests forwarded at once; more wait for a place.
@@ -126,6 +130,8 @@ class Upstream:
         self._places = anyio.Semaphore(max_in_flight)
         self._remote: RemoteServer | None = None
         self._connected = anyio.Event()
+        self._tried = anyio.Event()  # the first connection was made, or failed
+        self._last_failed = False  # the last attempt to connect failed
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
@@ -135,6 +141,7 @@ class Upstream:
         # each) and the log level asked for.
         self._subscribed: dict[str, int] = {}
         self._level: str | None = None
+        self._follower: ChangeFollower | None = None
         # The questions' params and answers stay raw (``raw_params``), which the typed
         # handler options do not say.
         ask: Any = self._ask
@@ -163,6 +170,11 @@ class Upstream:
         return self._remote
 
     @property
+    def subscribed(self) -> frozenset[str]:
+        """The resources subscribed to upstream for the proxy's clients."""
+        return frozenset(self._subscribed)
+
+    @property
     def restarts(self) -> int:
         """How many times the connection was made again after failing."""
         return self._restarts
@@ -172,10 +184,13 @@ class Upstream:
         """``"up"`` or why it is not."""
         return "up" if self._remote is not None else self._reason
 
-    async def run(self, *, task_status: TaskStatus[RemoteServer] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, fail_fast: bool = True, task_status: TaskStatus[RemoteServer] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Connect and stay connected until cancelled; started (``task_status``, with the server)
-        once first connected. A first connection that fails raises (so a proxy that cannot
-        reach its server says so at once); later failures are retried (``restart``)."""
+        once first connected. A first connection that fails raises with ``fail_fast`` (so a
+        proxy that cannot reach its server says so at once); later failures, and the first
+        without ``fail_fast`` (a gateway's servers, each on its own), are retried (``restart``)."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             started = False
@@ -186,6 +201,8 @@ class Upstream:
                         await self._resume(remote)
                         self._remote = remote
                         self._connected.set()
+                        self._tried.set()
+                        self._last_failed = False
                         if not started:
                             started = True
                             task_status.started(remote)
@@ -194,15 +211,26 @@ class Upstream:
                             log.warning("%s: connected again", self.name)
                             await self._announce_restart()
                         delay = 0.5
-                        await remote.session.wait_closed()
+                        async with anyio.create_task_group() as watching:
+                            if remote.stateless:
+                                self._follower = ChangeFollower(
+                                    remote, self._subscribed.keys, self._tell, self.name
+                                )
+                                watching.start_soon(self._follower.run)
+                            await remote.session.wait_closed()
+                            watching.cancel_scope.cancel()
                         self._reason = "the connection to it closed"
                 except Exception as exc:
-                    if not started:
+                    if not started and fail_fast:
                         raise
+                    self._tried.set()
+                    self._last_failed = True
                     self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 finally:
+                    self._follower = None
                     self._remote = None
-                    self._connected = anyio.Event()
+                    if self._connected.is_set():  # (one never set still has its waiters)
+                        self._connected = anyio.Event()
                     self.held.close()
                 if not self.restart:
                     self._reason = f"{self._reason} (not restarted)"
@@ -212,14 +240,27 @@ class Upstream:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 30.0)
 
+    async def tried(self) -> None:
+        """Until the first connection was made, or failed."""
+        await self._tried.wait()
+
+    async def connected(self) -> RemoteServer:
+        """The server, once connected."""
+        while self._remote is None:
+            await self._connected.wait()
+        return self._remote
+
     async def _resume(self, remote: RemoteServer) -> None:
         """Set on a new connection what clients asked of the old one."""
         if remote.stateless:
             return
-        if self._level is not None:
-            await remote.set_logging_level(self._level)  # type: ignore[arg-type]
-        for uri in self._subscribed:
-            await remote.subscribe_resource(uri)
+        try:
+            if self._level is not None and remote.server_capabilities.logging is not UNSET:
+                await remote.set_logging_level(self._level)  # type: ignore[arg-type]
+            for uri in self._subscribed:
+                await remote.subscribe_resource(uri)
+        except McpError as exc:  # the server changed: its clients are told of list changes
+            log.warning("%s: what clients asked of it before could not be asked again: %s", self.name, exc)
 
     async def _announce_restart(self) -> None:
         if self.on_change is None:
@@ -231,6 +272,8 @@ class Upstream:
         remote = self._remote
         if remote is not None:
             return remote
+        if self._last_failed:  # not a restart under way: it failed, and is retried later
+            raise UpstreamUnavailable(self.name, self._reason)
         with anyio.move_on_after(self.connect_timeout):
             await self._connected.wait()
         remote = self._remote
@@ -281,15 +324,20 @@ class Upstream:
         held = self._subscribed.get(uri, 0)
         if held == 0:
             remote = await self._server()
-            await remote.subscribe_resource(uri)
+            if not remote.stateless:
+                await remote.subscribe_resource(uri)
         self._subscribed[uri] = held + 1
+        if held == 0 and self._follower is not None:
+            self._follower.renew()
 
     async def unsubscribe(self, uri: str) -> None:
         """A client unsubscribes from ``uri``: the server is told when none is left."""
         held = self._subscribed.get(uri, 0)
         if held <= 1:
             self._subscribed.pop(uri, None)
-            if held == 1 and self._remote is not None:
+            if held == 1 and self._follower is not None:
+                self._follower.renew()
+            elif held == 1 and self._remote is not None:
                 await self._remote.unsubscribe_resource(uri)
         else:
             self._subscribed[uri] = held - 1
@@ -424,8 +472,11 @@ class Upstream:
                     pass
 
     async def _changed(self, params: Any, ctx: RequestContext[Any]) -> None:
+        await self._tell(ctx.method, params)
+
+    async def _tell(self, method: str, params: Any) -> None:
         if self.on_change is not None:
-            await self.on_change(ctx.method, params)
+            await self.on_change(method, params)
 
 
 def _progress_to(ctx: RequestContext[Any]) -> Callable[[float, float | None, str | None], Awaitable[None]]:
