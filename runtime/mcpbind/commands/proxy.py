@@ -28,7 +28,8 @@ from typing import Any
 from mcpbind.client.cli_auth import add_auth_arguments, auth_arguments_error, command_line_auth
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
-from mcpbind.commands.failures import CommandError
+from mcpbind.commands.failures import CommandError, leaf
+from mcpbind.protocol.errors import McpError
 from mcpbind.proxy import ConfigError, Upstream, read_config, serving_gateway, serving_proxy, upstreams_of
 from mcpbind.proxy.health import HealthEndpoint
 from mcpbind.server.auth.cli_options import add_auth_arguments as add_protection_arguments
@@ -57,6 +58,11 @@ def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
     )
     proxy.add_argument("--port", type=int, default=8000, help="HTTP: the TCP port (default 8000)")
     proxy.add_argument("--path", default="/mcp", help="HTTP: the endpoint's path (default /mcp)")
+    proxy.add_argument(
+        "--json-response",
+        action="store_true",
+        help="HTTP: answer requests as JSON, not SSE (progress and the server's questions go on the GET stream)",
+    )
     proxy.add_argument(
         "--backend", choices=["asyncio", "trio"], default="asyncio", help="the event loop (default asyncio)"
     )
@@ -160,14 +166,28 @@ async def run_proxy(args: argparse.Namespace) -> int:
         max_in_flight=args.max_in_flight,
     )
     options: dict[str, Any] = {"request_timeout": args.timeout, "log_payloads": args.log_payloads}
+    serving = False
     try:
         async with serving_proxy(upstream, **options) as front:
+            serving = True
             if remote_url:
                 await front.run_stdio()
             else:
-                await front.run_http(args.host, args.port, path=args.path, wrap=_wrap(args, [upstream]))
-    except OSError as exc:
-        raise CommandError(f"proxy: cannot start {upstream.name}: {exc}") from None
+                await front.run_http(
+                    args.host,
+                    args.port,
+                    path=args.path,
+                    json_response=args.json_response,
+                    wrap=_wrap(args, [upstream]),
+                )
+    except Exception as exc:
+        failure = leaf(exc, (McpError, OSError))
+        if failure is None:
+            raise
+        if serving:
+            raise CommandError(f"proxy: {failure}") from None
+        verb = "reach" if remote_url else "start"
+        raise CommandError(f"proxy: cannot {verb} {upstream.name}: {failure}") from None
     return 0
 
 
@@ -178,7 +198,13 @@ async def _run_gateway(args: argparse.Namespace) -> int:
         if args.stdio:
             await front.run_stdio()
         else:
-            await front.run_http(args.host, args.port, path=args.path, wrap=_wrap(args, upstreams))
+            await front.run_http(
+                args.host,
+                args.port,
+                path=args.path,
+                json_response=args.json_response,
+                wrap=_wrap(args, upstreams),
+            )
     return 0
 
 
