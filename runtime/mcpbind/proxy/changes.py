@@ -78,8 +78,12 @@ class ChangeFollower:
                         await self._relay(event)
                     tasks.cancel_scope.cancel()
             except McpError as exc:
-                log.warning("%s: following its changes failed: %s", self._name, exc.message)
-            if not self._renew.is_set():
+                # Refused (the server cannot stream on this transport, say): tried again only
+                # when the resources asked for change, and said once each time.
+                log.warning("%s: its changes cannot be followed: %s", self._name, exc.message)
+                await self._renew.wait()
+                continue
+            if not self._renew.is_set():  # the server ended the stream: open it again
                 await anyio.sleep(_AGAIN_AFTER)
 
     async def _stop_on_renew(self, scope: anyio.CancelScope) -> None:
