@@ -1,0 +1,96 @@
+"""What travels beside a call's result through the proxy: its progress notifications (under the
+client's own progress token) and log messages, to the client of the call; and the server's list
+changes and resource updates, to the proxy's clients (a session's as notifications, a stateless
+client's on its ``subscriptions/listen`` stream), an update only to the clients subscribed."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from mcpbind import types
+from mcpbind.client.subscriptions import ResourceUpdated, ToolsListChanged
+from mcpbind.proxy import Upstream
+from mcpbind.runtime.context import RequestContext
+from tests.proxy.proxying import FRONTS, Front, front_client, in_memory, running_proxy
+from tests.proxy.upstreams import ERAS, Probe, build_upstream
+
+pytestmark = pytest.mark.anyio
+
+WAIT = 10.0  # the most a notification may take to arrive
+
+
+@pytest.mark.parametrize("server_era", ERAS)
+@pytest.mark.parametrize("client_era", ERAS)
+async def test_progress_and_log_messages_reach_the_caller(client_era: str, server_era: str) -> None:
+    progress: list[tuple[float, float | None, str | None]] = []
+    logged: list[object] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params.data)
+
+    client = front_client(client_era, logging=on_log, log_level="info" if client_era == "2026" else None)
+    upstream = Upstream(in_memory(build_upstream(server_era, Probe())))
+    async with running_proxy(upstream) as proxy, proxy.connect(client) as remote:
+        if client_era == "2025":
+            await remote.set_logging_level("info")
+        result = await remote.call_tool("count", {"steps": 3}, progress=on_progress)
+        assert result.content[0].text == "counted"  # type: ignore[union-attr]
+        # (a call's notifications come before its result)
+        assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+        assert logged == [{"step": 1}, {"step": 2}, {"step": 3}]
+
+
+@pytest.mark.parametrize("front", FRONTS)
+async def test_list_changes_reach_clients_of_both_eras(front: Front) -> None:
+    upstream_server = build_upstream("2025", Probe())
+    told = anyio.Event()
+
+    async def on_tools_changed(params: object, ctx: RequestContext) -> None:
+        told.set()
+
+    session_client = front_client("2025", notification_handlers={"notifications/tools/list_changed": on_tools_changed})
+    upstream = Upstream(in_memory(upstream_server))
+    async with (
+        running_proxy(upstream, front) as proxy,
+        proxy.connect(session_client),
+        proxy.connect(front_client("2026")) as stateless,
+        stateless.listen(tools=True) as changes,
+    ):
+        assert changes.acknowledged.tools_list_changed is True
+        await upstream_server.tools_changed()
+        with anyio.fail_after(WAIT):
+            await told.wait()
+            assert await anext(aiter(changes)) == ToolsListChanged()
+
+
+async def test_a_resource_update_reaches_its_subscribers_only() -> None:
+    upstream_server = build_upstream("2025", Probe())
+    updates: dict[str, list[str]] = {"a": [], "b": []}
+    arrived = {"a": anyio.Event(), "b": anyio.Event()}
+
+    def client_of(who: str) -> object:
+        async def on_update(params: types.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
+            updates[who].append(params.uri)
+            arrived[who].set()
+
+        return front_client("2025", notification_handlers={"notifications/resources/updated": on_update})
+
+    upstream = Upstream(in_memory(upstream_server))
+    async with (
+        running_proxy(upstream) as proxy,
+        proxy.connect(client_of("a")) as a,  # type: ignore[arg-type]
+        proxy.connect(client_of("b")) as b,  # type: ignore[arg-type]
+    ):
+        await a.subscribe_resource("notes://one")
+        await b.subscribe_resource("notes://two")
+        await upstream_server.resource_updated("notes://one")
+        await upstream_server.resource_updated("notes://two")
+        with anyio.fail_after(WAIT):
+            await arrived["a"].wait()
+            await arrived["b"].wait()
+        # (b's update was sent after a's: had a's reached b, it would be in b's list first)
+        assert updates == {"a": ["notes://one"], "b": ["notes://two"]}
