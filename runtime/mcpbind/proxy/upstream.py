@@ -126,6 +126,9 @@ class Upstream:
         self._places = anyio.Semaphore(max_in_flight)
         self._remote: RemoteServer | None = None
         self._connected = anyio.Event()
+        # Set once the current connection is found closed and forgotten (``_remote`` cleared).
+        self._lost = anyio.Event()
+        self._given_up = False  # the connection failed and is not made again (``restart`` off)
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
@@ -184,6 +187,7 @@ class Upstream:
                 try:
                     async with self._connect(self.client) as remote:
                         await self._resume(remote)
+                        self._lost = anyio.Event()
                         self._remote = remote
                         self._connected.set()
                         if not started:
@@ -204,8 +208,10 @@ class Upstream:
                     self._remote = None
                     self._connected = anyio.Event()
                     self.held.close()
+                    self._lost.set()
                 if not self.restart:
                     self._reason = f"{self._reason} (not restarted)"
+                    self._given_up = True
                     log.error("%s: %s", self.name, self._reason)
                     await anyio.sleep_forever()
                 log.warning("%s: %s; connecting again in %.1f s", self.name, self._reason, delay)
@@ -228,15 +234,22 @@ class Upstream:
             await self.on_change(method, None)
 
     async def _server(self) -> RemoteServer:
-        remote = self._remote
-        if remote is not None:
-            return remote
+        """The server as connected now, else once connected again (waiting at most
+        ``connect_timeout``): :class:`UpstreamUnavailable` when it is not in time, or will not
+        be (``restart`` off). A connection found closed (its requests failed already) is not
+        used again, even before :meth:`run` has noticed."""
         with anyio.move_on_after(self.connect_timeout):
-            await self._connected.wait()
-        remote = self._remote
-        if remote is None:
-            raise UpstreamUnavailable(self.name, self._reason)
-        return remote
+            while True:
+                remote = self._remote
+                if remote is not None and not remote.session.closed:
+                    return remote
+                if remote is not None:
+                    await self._lost.wait()
+                elif self._given_up:
+                    break
+                else:
+                    await self._connected.wait()
+        raise UpstreamUnavailable(self.name, self._reason)
 
     # -- forwarding ----------------------------------------------------------------------
 
