@@ -22,7 +22,8 @@ from typing import Any
 from mcpbind.client.cli_auth import add_auth_arguments, auth_arguments_error, command_line_auth
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
-from mcpbind.commands.failures import CommandError
+from mcpbind.commands.failures import CommandError, leaf
+from mcpbind.protocol.errors import McpError
 from mcpbind.proxy import Upstream, serving_proxy
 
 __all__ = ["add_proxy_arguments", "check_proxy", "run_proxy"]
@@ -98,9 +99,16 @@ def check_proxy(args: argparse.Namespace) -> None:
 
 
 async def run_proxy(args: argparse.Namespace) -> int:
-    """Serve until stopped (Ctrl-C, SIGTERM, or for stdio the end of stdin)."""
+    """Serve until stopped (Ctrl-C, SIGTERM, or for stdio the end of stdin). A server that
+    cannot be started or reached (the first connection fails), or an address that cannot be
+    listened on, is a :class:`CommandError` (exit code 1)."""
     server = args.server
     remote_url = _is_url(server[0])
+    failures: tuple[type[Exception], ...] = (OSError, McpError)
+    if remote_url:
+        from mcpbind.transports.http.client import HTTPTransportError, LegacySSEError
+
+        failures = (OSError, McpError, HTTPTransportError, LegacySSEError)
     connector = _url_connector(server[0], args) if remote_url else _command_connector(server)
     upstream = Upstream(
         connector,
@@ -110,14 +118,25 @@ async def run_proxy(args: argparse.Namespace) -> int:
         max_in_flight=args.max_in_flight,
     )
     options: dict[str, Any] = {"request_timeout": args.timeout}
+    connected = False
     try:
         async with serving_proxy(upstream, **options) as front:
+            connected = True
             if remote_url:
                 await front.run_stdio()
             else:
                 await front.run_http(args.host, args.port, path=args.path)
-    except OSError as exc:
-        raise CommandError(f"proxy: cannot start {upstream.name}: {exc}") from None
+    except Exception as exc:
+        if not connected:
+            failure = leaf(exc, failures)
+            if failure is not None:
+                verb = "reach" if remote_url else "start"
+                raise CommandError(f"proxy: cannot {verb} {upstream.name}: {failure}") from None
+        elif not remote_url:
+            failure = leaf(exc, OSError)
+            if failure is not None:
+                raise CommandError(f"proxy: cannot serve on {args.host}:{args.port}: {failure}") from None
+        raise
     return 0
 
 
