@@ -20,7 +20,14 @@ from tests.proxy.upstreams import version_of
 
 __all__ = [
     "FRONTS",
-    "Answers", "Front", "Proxy", "front_client", "in_memory", "running_proxy", "stateless_params"]
+    "Answers",
+    "Front",
+    "Proxy",
+    "front_client",
+    "in_memory",
+    "running_proxy",
+    "stateless_params",
+]
 
 Front = Literal["memory", "http"]
 FRONTS: tuple[Front, ...] = ("memory", "http")

@@ -111,7 +111,11 @@ async def test_an_unknown_request_state_is_invalid_params() -> None:
     upstream = Upstream(in_memory(build_upstream("2025", probe)))
     client = answers.client("2026")
     async with running_proxy(upstream) as proxy, proxy.connect(client) as remote:
-        retry = {"name": "ask", "inputResponses": {"proxy-1": {"action": "decline"}}, "requestState": "made-up"}
+        retry = {
+            "name": "ask",
+            "inputResponses": {"proxy-1": {"action": "decline"}},
+            "requestState": "made-up",
+        }
         with pytest.raises(McpError) as refused:
             await remote.session.request(TOOLS_CALL, stateless_params(client, retry))
         assert refused.value.code == INVALID_PARAMS

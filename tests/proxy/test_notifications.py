@@ -8,8 +8,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcpbind import types
-from mcpbind.client.subscriptions import ResourceUpdated, ToolsListChanged
+from mcpbind import Client, types
+from mcpbind.client.subscriptions import ToolsListChanged
 from mcpbind.proxy import Upstream
 from mcpbind.runtime.context import RequestContext
 from tests.proxy.proxying import FRONTS, Front, front_client, in_memory, running_proxy
@@ -52,7 +52,9 @@ async def test_list_changes_reach_clients_of_both_eras(front: Front) -> None:
     async def on_tools_changed(params: object, ctx: RequestContext) -> None:
         told.set()
 
-    session_client = front_client("2025", notification_handlers={"notifications/tools/list_changed": on_tools_changed})
+    session_client = front_client(
+        "2025", notification_handlers={"notifications/tools/list_changed": on_tools_changed}
+    )
     upstream = Upstream(in_memory(upstream_server))
     async with (
         running_proxy(upstream, front) as proxy,
@@ -72,7 +74,7 @@ async def test_a_resource_update_reaches_its_subscribers_only() -> None:
     updates: dict[str, list[str]] = {"a": [], "b": []}
     arrived = {"a": anyio.Event(), "b": anyio.Event()}
 
-    def client_of(who: str) -> object:
+    def client_of(who: str) -> Client:
         async def on_update(params: types.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
             updates[who].append(params.uri)
             arrived[who].set()
@@ -82,8 +84,8 @@ async def test_a_resource_update_reaches_its_subscribers_only() -> None:
     upstream = Upstream(in_memory(upstream_server))
     async with (
         running_proxy(upstream) as proxy,
-        proxy.connect(client_of("a")) as a,  # type: ignore[arg-type]
-        proxy.connect(client_of("b")) as b,  # type: ignore[arg-type]
+        proxy.connect(client_of("a")) as a,
+        proxy.connect(client_of("b")) as b,
     ):
         await a.subscribe_resource("notes://one")
         await b.subscribe_resource("notes://two")
