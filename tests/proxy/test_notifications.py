@@ -44,9 +44,11 @@ async def test_progress_and_log_messages_reach_the_caller(client_era: str, serve
         assert logged == [{"step": 1}, {"step": 2}, {"step": 3}]
 
 
+@pytest.mark.parametrize("server_era", ERAS)
 @pytest.mark.parametrize("front", FRONTS)
-async def test_list_changes_reach_clients_of_both_eras(front: Front) -> None:
-    upstream_server = build_upstream("2025", Probe())
+async def test_list_changes_reach_clients_of_both_eras(front: Front, server_era: str) -> None:
+    """(A stateless server tells of them only on a listen stream, which the proxy keeps open.)"""
+    upstream_server = build_upstream(server_era, Probe())
     told = anyio.Event()
 
     async def on_tools_changed(params: object, ctx: RequestContext) -> None:
@@ -69,8 +71,10 @@ async def test_list_changes_reach_clients_of_both_eras(front: Front) -> None:
             assert await anext(aiter(changes)) == ToolsListChanged()
 
 
-async def test_a_resource_update_reaches_its_subscribers_only() -> None:
-    upstream_server = build_upstream("2025", Probe())
+@pytest.mark.parametrize("server_era", ERAS)
+async def test_a_resource_update_reaches_its_subscribers_only(server_era: str) -> None:
+    """(A stateless server has no resources/subscribe: the proxy listens for the resources.)"""
+    upstream_server = build_upstream(server_era, Probe())
     updates: dict[str, list[str]] = {"a": [], "b": []}
     arrived = {"a": anyio.Event(), "b": anyio.Event()}
 
@@ -96,3 +100,6 @@ async def test_a_resource_update_reaches_its_subscribers_only() -> None:
             await arrived["b"].wait()
         # (b's update was sent after a's: had a's reached b, it would be in b's list first)
         assert updates == {"a": ["notes://one"], "b": ["notes://two"]}
+        await a.unsubscribe_resource("notes://one")
+        await b.unsubscribe_resource("notes://two")
+        assert upstream.subscribed == {}

@@ -44,6 +44,7 @@ from mcpbind.proxy.eras import stamp_envelope, strip_envelope
 from mcpbind.proxy.held import HeldCall, HeldCalls
 from mcpbind.proxy.held import input_required as ask_in_round
 from mcpbind.proxy.specs import ASKED_OF_CLIENT, raw_notification, raw_request
+from mcpbind.proxy.watch import Watch
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.session import Session
 
@@ -129,6 +130,7 @@ class Upstream:
         # Set once the current connection is found closed and forgotten (``_remote`` cleared).
         self._lost = anyio.Event()
         self._given_up = False  # the connection failed and is not made again (``restart`` off)
+        self._watch: Watch | None = None  # a stateless server's changes (see .watch)
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
@@ -185,8 +187,13 @@ class Upstream:
             delay = 0.5
             while True:
                 try:
-                    async with self._connect(self.client) as remote:
+                    async with self._connect(self.client) as remote, anyio.create_task_group() as watching:
                         await self._resume(remote)
+                        if remote.stateless:
+                            self._watch = Watch(
+                                remote, self._tell, frozenset(self._subscribed), self.connect_timeout
+                            )
+                            await watching.start(self._watch.run)
                         self._lost = anyio.Event()
                         self._remote = remote
                         self._connected.set()
@@ -200,12 +207,14 @@ class Upstream:
                         delay = 0.5
                         await remote.session.wait_closed()
                         self._reason = "the connection to it closed"
+                        watching.cancel_scope.cancel()
                 except Exception as exc:
                     if not started:
                         raise
                     self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 finally:
                     self._remote = None
+                    self._watch = None
                     self._connected = anyio.Event()
                     self.held.close()
                     self._lost.set()
@@ -289,21 +298,36 @@ class Upstream:
             return
         await remote.session.notify(raw_notification(method), params if params else UNSET)
 
+    @property
+    def subscribed(self) -> dict[str, int]:
+        """The resources the server is asked to tell of, with how many subscriptions of the
+        proxy's clients hold each (a copy)."""
+        return dict(self._subscribed)
+
     async def subscribe(self, uri: str) -> None:
-        """A client subscribes to ``uri``: the server is asked once for all of them."""
+        """A client subscribes to ``uri``: the server is asked once for all of them (a
+        stateless server's listen stream is opened again to cover it, see :mod:`.watch`)."""
         held = self._subscribed.get(uri, 0)
         if held == 0:
             remote = await self._server()
-            await remote.subscribe_resource(uri)
-        self._subscribed[uri] = held + 1
+            watch = self._watch
+            if remote.stateless and watch is not None:
+                await watch.add(uri, frozenset(self._subscribed) | {uri})
+            else:
+                await remote.subscribe_resource(uri)
+        self._subscribed[uri] = self._subscribed.get(uri, 0) + 1
 
     async def unsubscribe(self, uri: str) -> None:
         """A client unsubscribes from ``uri``: the server is told when none is left."""
         held = self._subscribed.get(uri, 0)
         if held <= 1:
             self._subscribed.pop(uri, None)
-            if held == 1 and self._remote is not None:
-                await self._remote.unsubscribe_resource(uri)
+            remote, watch = self._remote, self._watch
+            if held == 1 and remote is not None:
+                if remote.stateless and watch is not None:
+                    watch.drop(frozenset(self._subscribed))
+                else:
+                    await remote.unsubscribe_resource(uri)
         else:
             self._subscribed[uri] = held - 1
 
@@ -437,8 +461,11 @@ class Upstream:
                     pass
 
     async def _changed(self, params: Any, ctx: RequestContext[Any]) -> None:
+        await self._tell(ctx.method, params)
+
+    async def _tell(self, method: str, params: Any) -> None:
         if self.on_change is not None:
-            await self.on_change(ctx.method, params)
+            await self.on_change(method, params)
 
 
 def _progress_to(ctx: RequestContext[Any]) -> Callable[[float, float | None, str | None], Awaitable[None]]:
