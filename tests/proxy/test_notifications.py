@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from mcpbind import Client, types
-from mcpbind.client.subscriptions import ToolsListChanged
+from mcpbind.client.subscriptions import ResourceUpdated, ToolsListChanged
 from mcpbind.proxy import Upstream
 from mcpbind.runtime.context import RequestContext
 from tests.proxy.proxying import FRONTS, Front, front_client, in_memory, running_proxy
@@ -103,3 +103,21 @@ async def test_a_resource_update_reaches_its_subscribers_only(server_era: str) -
         await a.unsubscribe_resource("notes://one")
         await b.unsubscribe_resource("notes://two")
         assert upstream.subscribed == {}
+
+
+@pytest.mark.parametrize("server_era", ERAS)
+async def test_a_stateless_client_hears_of_the_resources_it_listens_for(server_era: str) -> None:
+    """The server is subscribed to them while the client's listen stream is open."""
+    upstream_server = build_upstream(server_era, Probe())
+    upstream = Upstream(in_memory(upstream_server))
+    async with running_proxy(upstream) as proxy, proxy.connect(front_client("2026")) as remote:
+        async with remote.listen(resource_uris=["notes://one"]) as changes:
+            assert changes.acknowledged.resource_subscriptions == ["notes://one"]
+            assert upstream.subscribed == {"notes://one": 1}
+            await upstream_server.resource_updated("notes://two")  # (not asked for)
+            await upstream_server.resource_updated("notes://one")
+            with anyio.fail_after(WAIT):
+                assert await anext(aiter(changes)) == ResourceUpdated("notes://one")
+        with anyio.fail_after(WAIT):  # (the stream ends at the proxy after the client left it)
+            while upstream.subscribed:
+                await anyio.sleep(0.01)

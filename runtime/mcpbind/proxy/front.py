@@ -7,13 +7,15 @@ extension ones, which it does not forward), and forwards what those capabilities
 requests get -32601. Its handlers take params as received and return results as received
 (``raw_params``), so what passes through is not decoded. List changes and resource updates
 the upstream tells of reach the proxy's clients as the server's own (on GET streams, and on
-``subscriptions/listen`` streams for stateless clients).
+``subscriptions/listen`` streams for stateless clients); the resources a client subscribes to
+(``resources/subscribe``, or while its listen stream names them) the upstream is subscribed to.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
+import anyio
 import msgspec
 from msgspec import UNSET
 
@@ -29,6 +31,9 @@ from mcpbind.server.server import Server
 __all__ = ["front_server", "offered_methods"]
 
 methods = types.methods
+
+LISTEN: Final = "subscriptions/listen"
+_UNSUBSCRIBE_TIMEOUT: Final = 5.0
 
 
 def offered_methods(capabilities: types.ServerCapabilities) -> frozenset[str]:
@@ -107,6 +112,26 @@ def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Se
 
     for method in FORWARDED_NOTIFICATIONS:
         server.on_notification(raw_notification(method))(pass_on)
+
+    if "resources/subscribe" in offered:
+        listen = server.request_handlers[LISTEN]
+
+        async def listen_upstream(params: Any, ctx: RequestContext[Any]) -> Any:
+            """A stateless client's listen stream: the server is subscribed to the resources it
+            names while it is open."""
+            asked = getattr(getattr(params, "notifications", None), "resource_subscriptions", UNSET)
+            held: list[str] = []
+            try:
+                for uri in dict.fromkeys(asked if isinstance(asked, list) else ()):
+                    await upstream.subscribe(uri)
+                    held.append(uri)
+                return await listen(params, ctx)
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_UNSUBSCRIBE_TIMEOUT):
+                    for uri in held:
+                        await upstream.unsubscribe(uri)
+
+        server.request_handlers[LISTEN] = listen_upstream
 
     async def changed(method: str, params: Any) -> None:
         if method == methods.NOTIFICATIONS_TOOLS_LIST_CHANGED.method:
