@@ -15,7 +15,15 @@ import pytest
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 from mcpbind.proxy import Upstream
 from mcpbind.proxy.specs import raw_request
-from tests.proxy.proxying import FRONTS, Answers, Front, in_memory, running_proxy, stateless_params
+from tests.proxy.proxying import (
+    FRONTS,
+    Answers,
+    Front,
+    front_client,
+    in_memory,
+    running_proxy,
+    stateless_params,
+)
 from tests.proxy.upstreams import ERAS, Probe, build_upstream, version_of
 
 pytestmark = pytest.mark.anyio
@@ -146,3 +154,22 @@ async def test_a_held_call_never_retried_is_cancelled_upstream() -> None:
             await remote.session.request(TOOLS_CALL, stateless_params(client, late))
         assert refused.value.code == INVALID_PARAMS and refused.value.data == {"reason": "expired"}
         assert probe.runs["ask"] == 1
+
+
+@pytest.mark.parametrize("server_era", ERAS)
+@pytest.mark.parametrize("client_era", ERAS)
+async def test_a_client_that_cannot_answer_is_not_asked(client_era: str, server_era: str) -> None:
+    """A client declaring neither elicitation nor sampling calls the tool that asks: the call
+    fails at once, nothing is left held or in flight, and the other client (idle, able to
+    answer) is not asked another's question."""
+    probe, answers = Probe(), Answers()
+    upstream = Upstream(in_memory(build_upstream(server_era, probe)))
+    async with (
+        running_proxy(upstream) as proxy,
+        proxy.connect(answers.client("2025")),
+        proxy.connect(front_client(client_era)) as mute,
+    ):
+        with anyio.fail_after(10), pytest.raises(McpError):
+            await mute.call_tool("ask", {})
+        assert len(upstream.held) == 0 and len(upstream.in_flight) == 0
+        assert answers.asked == []

@@ -39,7 +39,7 @@ from mcpbind.protocol.envelope import LOG_LEVEL, envelope_meta
 from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import Direction
 from mcpbind.protocol.stateless import MRTR_METHODS
-from mcpbind.proxy.calls import CAPABILITY_OF, FrontCall, InFlight
+from mcpbind.proxy.calls import FrontCall, InFlight, declares
 from mcpbind.proxy.eras import stamp_envelope, strip_envelope
 from mcpbind.proxy.held import HeldCall, HeldCalls
 from mcpbind.proxy.held import input_required as ask_in_round
@@ -434,14 +434,11 @@ class Upstream:
                 return answer
             result: msgspec.Raw = await call.ctx.request(raw_request(method, _TO_CLIENT), params)
             return result
-        for session in reversed(list(self._sessions.values())):
-            if session.closed:
-                continue
-            capabilities = session.connection.peer.capabilities
-            capability = CAPABILITY_OF[method]
-            if capabilities is not None and getattr(capabilities, capability, None) is not None:
-                found: msgspec.Raw = await session.request(raw_request(method, _TO_CLIENT), params)
-                return found
+        if len(self.in_flight) == 0:  # a question outside any call: a session client answers
+            for session in reversed(list(self._sessions.values())):
+                if not session.closed and declares(session.connection.peer.capabilities, method):
+                    found: msgspec.Raw = await session.request(raw_request(method, _TO_CLIENT), params)
+                    return found
         raise McpError(METHOD_NOT_FOUND, f"Method not found: no client of the proxy can answer {method} now")
 
     async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
