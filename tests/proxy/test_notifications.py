@@ -121,3 +121,19 @@ async def test_a_stateless_client_hears_of_the_resources_it_listens_for(server_e
         with anyio.fail_after(WAIT):  # (the stream ends at the proxy after the client left it)
             while upstream.subscribed:
                 await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize("front", FRONTS)
+async def test_the_subscriptions_of_a_client_gone_end_upstream(front: Front) -> None:
+    """A client subscribed (twice to one resource) and left without unsubscribing: the
+    server is unsubscribed from what no client holds any more."""
+    upstream = Upstream(in_memory(build_upstream("2025", Probe())))
+    async with running_proxy(upstream, front) as proxy, proxy.connect(front_client("2025")) as staying:
+        await staying.subscribe_resource("notes://kept")
+        async with proxy.connect(front_client("2025")) as leaving:
+            for uri in ("notes://one", "notes://one", "notes://kept"):
+                await leaving.subscribe_resource(uri)
+            assert upstream.subscribed == {"notes://kept": 2, "notes://one": 1}
+        with anyio.fail_after(WAIT):
+            while upstream.subscribed != {"notes://kept": 1}:
+                await anyio.sleep(0.01)

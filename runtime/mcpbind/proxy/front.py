@@ -77,7 +77,7 @@ def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Se
 
     async def subscribe(params: msgspec.Raw, ctx: RequestContext[Any]) -> types.Result:
         uri = _uri(params)
-        await upstream.subscribe(uri)
+        await upstream.subscribe_for(ctx.session, uri)
         server.restore_subscriptions(ctx.session, server.subscriptions_of(ctx.session) | {uri})
         return types.Result()
 
@@ -86,7 +86,7 @@ def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Se
         mine = server.subscriptions_of(ctx.session)
         if uri in mine:
             server.restore_subscriptions(ctx.session, mine - {uri})
-            await upstream.unsubscribe(uri)
+        await upstream.unsubscribe_for(ctx.session, uri)
         return types.Result()
 
     async def set_level(params: msgspec.Raw, ctx: RequestContext[Any]) -> types.Result:

@@ -139,6 +139,8 @@ class Upstream:
         # Kept to be set again on a new connection: subscriptions (with how many clients hold
         # each) and the log level asked for.
         self._subscribed: dict[str, int] = {}
+        # The resources each session client subscribed to, released when its session ends.
+        self._holders: dict[Session, set[str]] = {}
         self._level: str | None = None
         # The questions' params and answers stay raw (``raw_params``), which the typed
         # handler options do not say.
@@ -330,6 +332,33 @@ class Upstream:
                     await remote.unsubscribe_resource(uri)
         else:
             self._subscribed[uri] = held - 1
+
+    async def subscribe_for(self, session: Session, uri: str) -> None:
+        """``session``'s client subscribes to ``uri`` (counted once however often it asks), until
+        it unsubscribes (:meth:`unsubscribe_for`) or its session ends."""
+        held = self._holders.get(session)
+        if held is not None and uri in held:
+            return
+        await self.subscribe(uri)
+        if held is None:
+            assert self._tasks is not None
+            held = self._holders[session] = set()
+            self._tasks.start_soon(self._release, session)
+        held.add(uri)
+
+    async def unsubscribe_for(self, session: Session, uri: str) -> None:
+        """``session``'s client unsubscribes from ``uri``."""
+        held = self._holders.get(session)
+        if held is not None and uri in held:
+            held.discard(uri)
+            await self.unsubscribe(uri)
+
+    async def _release(self, session: Session) -> None:
+        """Once ``session`` ended, what its client still subscribed to is released."""
+        await session.wait_closed()
+        with anyio.move_on_after(self.connect_timeout):
+            for uri in self._holders.pop(session, ()):
+                await self.unsubscribe(uri)
 
     async def set_level(self, level: str) -> None:
         """Ask the server for log messages from ``level`` up: the lowest level any client asked
