@@ -17,6 +17,10 @@ Progress travels with the request (the server's progress notifications reach the
 asked, under its own token). Log messages and questions go to the client of the call they
 belong to (:mod:`mcpbind.proxy.calls`); log messages outside any call to every session client.
 Cancelling a forwarded request (its client went away, or cancelled it) cancels it upstream.
+The server's list changes and resource updates go to ``on_change``: a session's server sends
+them as notifications (resources it is subscribed to for the clients that asked, each counted
+once per client and released when that client's session ends); a stateless server tells of
+them on a listen stream the proxy keeps open (:mod:`mcpbind.proxy.watch`).
 """
 
 from __future__ import annotations
