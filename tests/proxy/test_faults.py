@@ -1,7 +1,7 @@
 """Faults behind the proxy: the server's process dies mid-call (its clients get an error at once;
 the proxy starts it again, or, told not to, says it is unavailable), a server that does not
 answer (the proxy's request timeout), and a flood of calls (at most ``max_in_flight`` reach the
-server at once; the others wait their turn)."""
+server at once; the others wait their turn). What clients subscribed to outlives a restart."""
 
 from __future__ import annotations
 
@@ -14,15 +14,18 @@ import pytest
 
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
+from mcpbind.client.subscriptions import ResourceUpdated
 from mcpbind.protocol.errors import McpError
 from mcpbind.proxy import Upstream
+from mcpbind.transports.stdio import StdioClientTransport
 from tests.harness import child_env
 from tests.proxy.proxying import front_client, in_memory, running_proxy
-from tests.proxy.upstreams import ERAS, FLOOD_LIMIT, Probe, build_upstream
+from tests.proxy.upstreams import ERAS, FLOOD_LIMIT, Probe, build_upstream, version_of
 
 pytestmark = pytest.mark.anyio
 
 DYING_SERVER = Path(__file__).with_name("dying_server.py")
+EVERYTHING = Path(__file__).resolve().parents[2] / "examples" / "everything.py"
 PROMPTLY = 10.0  # the most an error or a restart may take (a slow CI machine starting Python)
 
 
@@ -103,3 +106,31 @@ async def test_a_flood_of_calls_reaches_the_server_a_few_at_a_time(client_era: s
     assert results == {n: {"result": n} for n in range(200)}
     assert probe.busy_most == FLOOD_LIMIT  # (the first ones wait until FLOOD_LIMIT run at once)
     assert probe.busy_now == 0 and len(upstream.in_flight) == 0
+
+
+@pytest.mark.parametrize("server_era", ERAS)
+async def test_subscriptions_outlive_a_restart(server_era: str) -> None:
+    """examples/everything.py killed while a client listens for a note: after the restart the
+    server is subscribed again (a session's server with resources/subscribe, a stateless one on
+    the proxy's listen stream) and the note's next update arrives."""
+    pin = version_of(server_era) if server_era == "2025" else None
+
+    def connect(client: Client) -> Any:
+        return client.connect_stdio(sys.executable, [str(EVERYTHING)], env=child_env())
+
+    upstream = Upstream(connect, protocol_version=pin)
+    async with (
+        running_proxy(upstream) as proxy,
+        proxy.connect(front_client("2025")) as remote,
+        remote.listen(resource_uris=["notes://x"]) as changes,
+    ):
+        assert upstream.remote is not None and upstream.remote.protocol_version == version_of(server_era)
+        transport = upstream.remote.session.transport
+        assert isinstance(transport, StdioClientTransport)
+        transport.process.kill()
+        with anyio.fail_after(PROMPTLY):
+            while upstream.restarts == 0:  # (a call sent before the proxy sees the death fails)
+                await anyio.sleep(0.02)
+            await remote.call_tool("write_note", {"name": "x", "text": "again"})
+            assert await anext(aiter(changes)) == ResourceUpdated("notes://x")
+        assert upstream.restarts == 1
