@@ -137,3 +137,22 @@ async def test_the_subscriptions_of_a_client_gone_end_upstream(front: Front) -> 
         with anyio.fail_after(WAIT):
             while upstream.subscribed != {"notes://kept": 1}:
                 await anyio.sleep(0.01)
+
+
+async def test_a_stateless_client_s_log_level_reaches_a_session_s_server() -> None:
+    """A session client asked for errors only; a stateless client asking for info in its
+    requests gets its call's info messages all the same."""
+    logged: list[object] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params.data)
+
+    upstream = Upstream(in_memory(build_upstream("2025", Probe())))
+    async with (
+        running_proxy(upstream) as proxy,
+        proxy.connect(front_client("2025")) as quiet,
+        proxy.connect(front_client("2026", logging=on_log, log_level="info")) as stateless,
+    ):
+        await quiet.set_logging_level("error")
+        await stateless.call_tool("count", {"steps": 2})
+        assert logged == [{"step": 1}, {"step": 2}]

@@ -274,9 +274,13 @@ class Upstream:
         :class:`McpError` with the server's code, message and data."""
         async with self._places:
             remote = await self._server()
-            front_stateless = ctx.envelope is not None
-            if not front_stateless:
+            envelope = ctx.envelope
+            front_stateless = envelope is not None
+            if envelope is None:
                 self._seen(ctx.session)
+            elif envelope.log_level is not None and not remote.stateless:
+                # The level a stateless request asks for is the session's to the server.
+                await self.set_level(envelope.log_level)
             if front_stateless and not remote.stateless and method in MRTR_METHODS:
                 return await self._held_round(remote, method, params, ctx)
             sent: Any
@@ -366,11 +370,12 @@ class Upstream:
 
     async def set_level(self, level: str) -> None:
         """Ask the server for log messages from ``level`` up: the lowest level any client asked
-        for wins (each client gets what it asked for, filtered by the proxy)."""
+        for (with ``logging/setLevel``, or in a stateless request) wins; each client gets what
+        it asked for, filtered by the proxy."""
         if self._level is not None and _LOG_RANKS.index(self._level) <= _LOG_RANKS.index(level):
             return
         remote = await self._server()
-        if not remote.stateless:
+        if not remote.stateless and remote.server_capabilities.logging is not UNSET:
             await remote.set_logging_level(level)  # type: ignore[arg-type]
         self._level = level
 
