@@ -5,6 +5,7 @@ refused with one line."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +90,13 @@ def test_a_url_that_cannot_be_reached_is_one_line() -> None:
     refused = run_mcpbind("proxy", f"http://127.0.0.1:{free_port()}/mcp")
     assert refused.returncode == 1
     assert one_line(refused.stderr).startswith("mcpbind: proxy: cannot reach http://127.0.0.1:")
+
+
+def test_a_port_taken_is_one_line() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        refused = run_mcpbind("proxy", "--port", str(port), "--", sys.executable, str(EVERYTHING))
+    assert refused.returncode == 1
+    assert one_line(refused.stderr).startswith(f"mcpbind: proxy: cannot serve on 127.0.0.1:{port}: ")
