@@ -173,3 +173,30 @@ async def test_a_client_that_cannot_answer_is_not_asked(client_era: str, server_
             await mute.call_tool("ask", {})
         assert len(upstream.held) == 0 and len(upstream.in_flight) == 0
         assert answers.asked == []
+
+
+async def test_calls_held_are_bounded() -> None:
+    """``max_held``: one more call asking a question is refused, and the server's call of it
+    cancelled; the call held goes on."""
+    probe, answers = Probe(), Answers()
+    upstream = Upstream(in_memory(build_upstream("2025", probe)), max_held=1)
+    client = answers.client("2026")
+    async with running_proxy(upstream) as proxy, proxy.connect(client) as remote:
+        raw = await remote.session.request(TOOLS_CALL, stateless_params(client, {"name": "ask"}))
+        asked: dict[str, Any] = msgspec.json.decode(raw)
+        with pytest.raises(McpError) as refused:
+            await remote.session.request(TOOLS_CALL, stateless_params(client, {"name": "ask"}))
+        assert "Too many calls wait for input (1)" in refused.value.message
+        with anyio.fail_after(10):
+            await probe.ask_cancelled.wait()
+        assert len(upstream.held) == 1 and probe.runs["ask"] == 2
+        ((key, _),) = asked["inputRequests"].items()
+        retry = {
+            "name": "ask",
+            "inputResponses": {key: {"action": "decline"}},
+            "requestState": asked["requestState"],
+        }
+        raw = await remote.session.request(TOOLS_CALL, stateless_params(client, retry))
+        done = msgspec.json.decode(raw)
+        assert done["content"] == [{"type": "text", "text": "no name (decline)"}]
+        assert len(upstream.held) == 0
