@@ -151,12 +151,19 @@ def _check_server(args: argparse.Namespace) -> None:
 
 
 async def run_proxy(args: argparse.Namespace) -> int:
-    """Serve until stopped (Ctrl-C, SIGTERM, or for stdio the end of stdin)."""
+    """Serve until stopped (Ctrl-C, SIGTERM, or for stdio the end of stdin). A server that
+    cannot be started or reached (the first connection fails), or an address that cannot be
+    listened on, is a :class:`CommandError` (exit code 1)."""
     _log_to_stderr(args.log_level)
     if args.config is not None:
         return await _run_gateway(args)
     server = args.server
     remote_url = _is_url(server[0])
+    failures: tuple[type[Exception], ...] = (OSError, McpError)
+    if remote_url:
+        from mcpbind.transports.http.client import HTTPTransportError, LegacySSEError
+
+        failures = (OSError, McpError, HTTPTransportError, LegacySSEError)
     connector = _url_connector(server[0], args) if remote_url else _command_connector(server)
     upstream = Upstream(
         connector,
@@ -166,10 +173,10 @@ async def run_proxy(args: argparse.Namespace) -> int:
         max_in_flight=args.max_in_flight,
     )
     options: dict[str, Any] = {"request_timeout": args.timeout, "log_payloads": args.log_payloads}
-    serving = False
+    connected = False
     try:
         async with serving_proxy(upstream, **options) as front:
-            serving = True
+            connected = True
             if remote_url:
                 await front.run_stdio()
             else:
@@ -181,13 +188,16 @@ async def run_proxy(args: argparse.Namespace) -> int:
                     wrap=_wrap(args, [upstream]),
                 )
     except Exception as exc:
-        failure = leaf(exc, (McpError, OSError))
-        if failure is None:
-            raise
-        if serving:
-            raise CommandError(f"proxy: {failure}") from None
-        verb = "reach" if remote_url else "start"
-        raise CommandError(f"proxy: cannot {verb} {upstream.name}: {failure}") from None
+        if not connected:
+            failure = leaf(exc, failures)
+            if failure is not None:
+                verb = "reach" if remote_url else "start"
+                raise CommandError(f"proxy: cannot {verb} {upstream.name}: {failure}") from None
+        elif not remote_url:
+            failure = leaf(exc, OSError)
+            if failure is not None:
+                raise CommandError(f"proxy: cannot serve on {args.host}:{args.port}: {failure}") from None
+        raise
     return 0
 
 

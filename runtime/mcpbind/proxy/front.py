@@ -7,7 +7,8 @@ extension ones, which it does not forward), and forwards what those capabilities
 requests get -32601. Its handlers take params as received and return results as received
 (``raw_params``), so what passes through is not decoded. List changes and resource updates
 the upstream tells of reach the proxy's clients as the server's own (on GET streams, and on
-``subscriptions/listen`` streams for stateless clients).
+``subscriptions/listen`` streams for stateless clients); the resources a client subscribes to
+(``resources/subscribe``, or while its listen stream names them) the upstream is subscribed to.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def front_server(
 
     async def subscribe(params: msgspec.Raw, ctx: RequestContext[Any]) -> types.Result:
         uri = _uri(params)
-        await upstream.subscribe(uri)
+        await upstream.subscribe_for(ctx.session, uri)
         server.restore_subscriptions(ctx.session, server.subscriptions_of(ctx.session) | {uri})
         return types.Result()
 
@@ -102,7 +103,7 @@ def front_server(
         mine = server.subscriptions_of(ctx.session)
         if uri in mine:
             server.restore_subscriptions(ctx.session, mine - {uri})
-            await upstream.unsubscribe(uri)
+        await upstream.unsubscribe_for(ctx.session, uri)
         return types.Result()
 
     async def set_level(params: msgspec.Raw, ctx: RequestContext[Any]) -> types.Result:

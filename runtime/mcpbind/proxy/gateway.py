@@ -207,14 +207,12 @@ def gateway_server(
             raise McpError(INVALID_PARAMS, "Invalid params: `params.uri` must be a string")
         upstream = await _route(uri, ctx, body.get("_meta"))
         if ctx.method == "resources/subscribe":
-            await upstream.subscribe(uri)
+            await upstream.subscribe_for(ctx.session, uri)
             server.restore_subscriptions(ctx.session, server.subscriptions_of(ctx.session) | {uri})
             return msgspec.Raw(b"{}")
         if ctx.method == "resources/unsubscribe":
-            mine = server.subscriptions_of(ctx.session)
-            if uri in mine:
-                server.restore_subscriptions(ctx.session, mine - {uri})
-                await upstream.unsubscribe(uri)
+            server.restore_subscriptions(ctx.session, server.subscriptions_of(ctx.session) - {uri})
+            await upstream.unsubscribe_for(ctx.session, uri)
             return msgspec.Raw(b"{}")
         return await forward(upstream, ctx.method, params, ctx)
 

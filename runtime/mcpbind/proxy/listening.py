@@ -16,6 +16,7 @@ from mcpbind.server.server import Server
 __all__ = ["LISTEN", "subscribing_listen"]
 
 LISTEN: Final = "subscriptions/listen"
+_UNSUBSCRIBE_TIMEOUT: Final = 5.0  # seconds a closed stream's unsubscriptions may take
 
 
 def subscribing_listen(
@@ -30,14 +31,14 @@ def subscribing_listen(
         wanted = getattr(getattr(params, "notifications", None), "resource_subscriptions", None)
         held: list[tuple[Upstream, str]] = []
         try:
-            for uri in wanted if isinstance(wanted, list) else ():
+            for uri in dict.fromkeys(wanted if isinstance(wanted, list) else ()):
                 if isinstance(uri, str):
                     upstream = await upstream_of(uri, ctx, getattr(params, "meta", None))
                     await upstream.subscribe(uri)
                     held.append((upstream, uri))
             return await answer(params, ctx)
         finally:
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_UNSUBSCRIBE_TIMEOUT):
                 for upstream, uri in held:
                     await upstream.unsubscribe(uri)
 

@@ -13,11 +13,14 @@ results as raw JSON (:mod:`mcpbind.proxy.specs`). Where the two sides speak diff
   capabilities and identity) goes into ``_meta``; the server's ``InputRequiredResult`` is
   answered by asking the front client each question mid-call, then retried.
 
-A stateless server's changes are followed on a ``subscriptions/listen`` stream
-(:mod:`mcpbind.proxy.changes`). Progress travels with the request (the server's progress notifications reach the client that
+Progress travels with the request (the server's progress notifications reach the client that
 asked, under its own token). Log messages and questions go to the client of the call they
 belong to (:mod:`mcpbind.proxy.calls`); log messages outside any call to every session client.
 Cancelling a forwarded request (its client went away, or cancelled it) cancels it upstream.
+The server's list changes and resource updates go to ``on_change``: a session's server sends
+them as notifications (resources it is subscribed to for the clients that asked, each counted
+once per client and released when that client's session ends); a stateless server tells of
+them on a listen stream the proxy keeps open (:mod:`mcpbind.proxy.watch`).
 """
 
 from __future__ import annotations
@@ -40,12 +43,12 @@ from mcpbind.protocol.envelope import LOG_LEVEL, envelope_meta
 from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from mcpbind.protocol.methods import Direction
 from mcpbind.protocol.stateless import MRTR_METHODS
-from mcpbind.proxy.calls import CAPABILITY_OF, FrontCall, InFlight
-from mcpbind.proxy.changes import ChangeFollower
+from mcpbind.proxy.calls import FrontCall, InFlight, declares
 from mcpbind.proxy.eras import stamp_envelope, strip_envelope
 from mcpbind.proxy.held import HeldCall, HeldCalls
 from mcpbind.proxy.held import input_required as ask_in_round
 from mcpbind.proxy.specs import ASKED_OF_CLIENT, raw_notification, raw_request
+from mcpbind.proxy.watch import Watch
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.session import Session
 
@@ -130,8 +133,12 @@ class Upstream:
         self._places = anyio.Semaphore(max_in_flight)
         self._remote: RemoteServer | None = None
         self._connected = anyio.Event()
+        # Set once the current connection is found closed and forgotten (``_remote`` cleared).
+        self._lost = anyio.Event()
+        self._given_up = False  # the connection failed and is not made again (``restart`` off)
         self._tried = anyio.Event()  # the first connection was made, or failed
         self._last_failed = False  # the last attempt to connect failed
+        self._watch: Watch | None = None  # a stateless server's changes (see .watch)
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
@@ -140,8 +147,9 @@ class Upstream:
         # Kept to be set again on a new connection: subscriptions (with how many clients hold
         # each) and the log level asked for.
         self._subscribed: dict[str, int] = {}
+        # The resources each session client subscribed to, released when its session ends.
+        self._holders: dict[Session, set[str]] = {}
         self._level: str | None = None
-        self._follower: ChangeFollower | None = None
         # The questions' params and answers stay raw (``raw_params``), which the typed
         # handler options do not say.
         ask: Any = self._ask
@@ -170,11 +178,6 @@ class Upstream:
         return self._remote
 
     @property
-    def subscribed(self) -> frozenset[str]:
-        """The resources subscribed to upstream for the proxy's clients."""
-        return frozenset(self._subscribed)
-
-    @property
     def restarts(self) -> int:
         """How many times the connection was made again after failing."""
         return self._restarts
@@ -197,8 +200,14 @@ class Upstream:
             delay = 0.5
             while True:
                 try:
-                    async with self._connect(self.client) as remote:
+                    async with self._connect(self.client) as remote, anyio.create_task_group() as watching:
                         await self._resume(remote)
+                        if remote.stateless:
+                            self._watch = Watch(
+                                remote, self._tell, frozenset(self._subscribed), self.connect_timeout
+                            )
+                            await watching.start(self._watch.run)
+                        self._lost = anyio.Event()
                         self._remote = remote
                         self._connected.set()
                         self._tried.set()
@@ -211,15 +220,9 @@ class Upstream:
                             log.warning("%s: connected again", self.name)
                             await self._announce_restart()
                         delay = 0.5
-                        async with anyio.create_task_group() as watching:
-                            if remote.stateless:
-                                self._follower = ChangeFollower(
-                                    remote, self._subscribed.keys, self._tell, self.name
-                                )
-                                watching.start_soon(self._follower.run)
-                            await remote.session.wait_closed()
-                            watching.cancel_scope.cancel()
+                        await remote.session.wait_closed()
                         self._reason = "the connection to it closed"
+                        watching.cancel_scope.cancel()
                 except Exception as exc:
                     if not started and fail_fast:
                         raise
@@ -227,28 +230,20 @@ class Upstream:
                     self._last_failed = True
                     self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 finally:
-                    self._follower = None
                     self._remote = None
+                    self._watch = None
                     if self._connected.is_set():  # (one never set still has its waiters)
                         self._connected = anyio.Event()
                     self.held.close()
+                    self._lost.set()
                 if not self.restart:
                     self._reason = f"{self._reason} (not restarted)"
+                    self._given_up = True
                     log.error("%s: %s", self.name, self._reason)
                     await anyio.sleep_forever()
                 log.warning("%s: %s; connecting again in %.1f s", self.name, self._reason, delay)
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 30.0)
-
-    async def tried(self) -> None:
-        """Until the first connection was made, or failed."""
-        await self._tried.wait()
-
-    async def connected(self) -> RemoteServer:
-        """The server, once connected."""
-        while self._remote is None:
-            await self._connected.wait()
-        return self._remote
 
     async def _resume(self, remote: RemoteServer) -> None:
         """Set on a new connection what clients asked of the old one."""
@@ -262,6 +257,16 @@ class Upstream:
         except McpError as exc:  # the server changed: its clients are told of list changes
             log.warning("%s: what clients asked of it before could not be asked again: %s", self.name, exc)
 
+    async def tried(self) -> None:
+        """Until the first connection was made, or failed."""
+        await self._tried.wait()
+
+    async def connected(self) -> RemoteServer:
+        """The server, once connected."""
+        while self._remote is None:
+            await self._connected.wait()
+        return self._remote
+
     async def _announce_restart(self) -> None:
         if self.on_change is None:
             return
@@ -269,17 +274,23 @@ class Upstream:
             await self.on_change(method, None)
 
     async def _server(self) -> RemoteServer:
-        remote = self._remote
-        if remote is not None:
-            return remote
-        if self._last_failed:  # not a restart under way: it failed, and is retried later
-            raise UpstreamUnavailable(self.name, self._reason)
+        """The server as connected now, else once connected again (waiting at most
+        ``connect_timeout``): :class:`UpstreamUnavailable` when it is not in time, or will not
+        be (``restart`` off), or at once while the last attempt to connect failed (the next is
+        not under way yet). A connection found closed (its requests failed already) is not
+        used again, even before :meth:`run` has noticed."""
         with anyio.move_on_after(self.connect_timeout):
-            await self._connected.wait()
-        remote = self._remote
-        if remote is None:
-            raise UpstreamUnavailable(self.name, self._reason)
-        return remote
+            while True:
+                remote = self._remote
+                if remote is not None and not remote.session.closed:
+                    return remote
+                if remote is not None:
+                    await self._lost.wait()
+                elif self._given_up or self._last_failed:
+                    break
+                else:
+                    await self._connected.wait()
+        raise UpstreamUnavailable(self.name, self._reason)
 
     # -- forwarding ----------------------------------------------------------------------
 
@@ -289,9 +300,13 @@ class Upstream:
         :class:`McpError` with the server's code, message and data."""
         async with self._places:
             remote = await self._server()
-            front_stateless = ctx.envelope is not None
-            if not front_stateless:
+            envelope = ctx.envelope
+            front_stateless = envelope is not None
+            if envelope is None:
                 self._seen(ctx.session)
+            elif envelope.log_level is not None and not remote.stateless:
+                # The level a stateless request asks for is the session's to the server.
+                await self.set_level(envelope.log_level)
             if front_stateless and not remote.stateless and method in MRTR_METHODS:
                 return await self._held_round(remote, method, params, ctx)
             sent: Any
@@ -319,36 +334,74 @@ class Upstream:
             return
         await remote.session.notify(raw_notification(method), params if params else UNSET)
 
+    @property
+    def subscribed(self) -> dict[str, int]:
+        """The resources the server is asked to tell of, with how many subscriptions of the
+        proxy's clients hold each (a copy)."""
+        return dict(self._subscribed)
+
     async def subscribe(self, uri: str) -> None:
-        """A client subscribes to ``uri``: the server is asked once for all of them."""
+        """A client subscribes to ``uri``: the server is asked once for all of them (a
+        stateless server's listen stream is opened again to cover it, see :mod:`.watch`)."""
         held = self._subscribed.get(uri, 0)
         if held == 0:
             remote = await self._server()
-            if not remote.stateless:
+            watch = self._watch
+            if remote.stateless and watch is not None:
+                await watch.add(uri, frozenset(self._subscribed) | {uri})
+            else:
                 await remote.subscribe_resource(uri)
-        self._subscribed[uri] = held + 1
-        if held == 0 and self._follower is not None:
-            self._follower.renew()
+        self._subscribed[uri] = self._subscribed.get(uri, 0) + 1
 
     async def unsubscribe(self, uri: str) -> None:
         """A client unsubscribes from ``uri``: the server is told when none is left."""
         held = self._subscribed.get(uri, 0)
         if held <= 1:
             self._subscribed.pop(uri, None)
-            if held == 1 and self._follower is not None:
-                self._follower.renew()
-            elif held == 1 and self._remote is not None:
-                await self._remote.unsubscribe_resource(uri)
+            remote, watch = self._remote, self._watch
+            if held == 1 and remote is not None:
+                if remote.stateless and watch is not None:
+                    watch.drop(frozenset(self._subscribed))
+                else:
+                    await remote.unsubscribe_resource(uri)
         else:
             self._subscribed[uri] = held - 1
 
+    async def subscribe_for(self, session: Session, uri: str) -> None:
+        """``session``'s client subscribes to ``uri`` (counted once however often it asks), until
+        it unsubscribes (:meth:`unsubscribe_for`) or its session ends."""
+        held = self._holders.get(session)
+        if held is not None and uri in held:
+            return
+        await self.subscribe(uri)
+        if held is None:
+            assert self._tasks is not None
+            held = self._holders[session] = set()
+            self._tasks.start_soon(self._release, session)
+        held.add(uri)
+
+    async def unsubscribe_for(self, session: Session, uri: str) -> None:
+        """``session``'s client unsubscribes from ``uri``."""
+        held = self._holders.get(session)
+        if held is not None and uri in held:
+            held.discard(uri)
+            await self.unsubscribe(uri)
+
+    async def _release(self, session: Session) -> None:
+        """Once ``session`` ended, what its client still subscribed to is released."""
+        await session.wait_closed()
+        with anyio.move_on_after(self.connect_timeout):
+            for uri in self._holders.pop(session, ()):
+                await self.unsubscribe(uri)
+
     async def set_level(self, level: str) -> None:
         """Ask the server for log messages from ``level`` up: the lowest level any client asked
-        for wins (each client gets what it asked for, filtered by the proxy)."""
+        for (with ``logging/setLevel``, or in a stateless request) wins; each client gets what
+        it asked for, filtered by the proxy."""
         if self._level is not None and _LOG_RANKS.index(self._level) <= _LOG_RANKS.index(level):
             return
         remote = await self._server()
-        if not remote.stateless:
+        if not remote.stateless and remote.server_capabilities.logging is not UNSET:
             await remote.set_logging_level(level)  # type: ignore[arg-type]
         self._level = level
 
@@ -445,14 +498,11 @@ class Upstream:
                 return answer
             result: msgspec.Raw = await call.ctx.request(raw_request(method, _TO_CLIENT), params)
             return result
-        for session in reversed(list(self._sessions.values())):
-            if session.closed:
-                continue
-            capabilities = session.connection.peer.capabilities
-            capability = CAPABILITY_OF[method]
-            if capabilities is not None and getattr(capabilities, capability, None) is not None:
-                found: msgspec.Raw = await session.request(raw_request(method, _TO_CLIENT), params)
-                return found
+        if len(self.in_flight) == 0:  # a question outside any call: a session client answers
+            for session in reversed(list(self._sessions.values())):
+                if not session.closed and declares(session.connection.peer.capabilities, method):
+                    found: msgspec.Raw = await session.request(raw_request(method, _TO_CLIENT), params)
+                    return found
         raise McpError(METHOD_NOT_FOUND, f"Method not found: no client of the proxy can answer {method} now")
 
     async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
