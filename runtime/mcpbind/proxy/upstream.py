@@ -37,17 +37,17 @@ from msgspec import UNSET
 
 from mcpbind import types
 from mcpbind.client.client import Client
-from mcpbind.client.mrtr import InputRoundsExceeded, answer_input_requests, input_required
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.envelope import LOG_LEVEL, envelope_meta
-from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from mcpbind.protocol.methods import Direction
+from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
 from mcpbind.protocol.stateless import MRTR_METHODS
-from mcpbind.proxy.calls import FrontCall, InFlight, declares
+from mcpbind.proxy.bridge import RoundBridge
+from mcpbind.proxy.calls import FrontCall, InFlight
 from mcpbind.proxy.eras import stamp_envelope, strip_envelope
-from mcpbind.proxy.held import HeldCall, HeldCalls
-from mcpbind.proxy.held import input_required as ask_in_round
+from mcpbind.proxy.held import HeldCalls
 from mcpbind.proxy.specs import ASKED_OF_CLIENT, raw_notification, raw_request
+from mcpbind.proxy.subscriptions import Subscriptions
+from mcpbind.proxy.to_clients import ToClients
 from mcpbind.proxy.watch import Watch
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.session import Session
@@ -69,8 +69,6 @@ _CHANGES: Final = (
     methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method,
     methods.NOTIFICATIONS_RESOURCES_UPDATED.method,
 )
-_TO_CLIENT: Final = Direction.SERVER_TO_CLIENT
-_MAX_SESSIONS_KEPT: Final = 256
 _LOG_RANKS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -129,6 +127,13 @@ class Upstream:
         self.max_input_rounds = max_input_rounds
         self.held = HeldCalls(input_timeout=input_timeout, max_held=max_held)
         self.in_flight = InFlight()
+        self.rounds = RoundBridge(
+            self.held,
+            self.in_flight,
+            lambda: self._tasks,
+            max_input_rounds=max_input_rounds,
+            request_timeout=request_timeout,
+        )
         self.on_change: Callable[[str, Any], Awaitable[None]] | None = None
         self._places = anyio.Semaphore(max_in_flight)
         self._remote: RemoteServer | None = None
@@ -142,17 +147,16 @@ class Upstream:
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
-        # The session clients seen (for log messages outside calls, and questions outside calls).
-        self._sessions: dict[int, Session] = {}
         # Kept to be set again on a new connection: subscriptions (with how many clients hold
         # each) and the log level asked for.
-        self._subscribed: dict[str, int] = {}
-        # The resources each session client subscribed to, released when its session ends.
-        self._holders: dict[Session, set[str]] = {}
+        self.subscriptions = Subscriptions(
+            self._server, lambda: (self._remote, self._watch), lambda: self._tasks, connect_timeout
+        )
         self._level: str | None = None
         # The questions' params and answers stay raw (``raw_params``), which the typed
         # handler options do not say.
-        ask: Any = self._ask
+        self.to_clients = ToClients(self.in_flight)
+        ask: Any = self.to_clients.ask
         self.client = Client(
             "mcpbind-proxy",
             _version(),
@@ -162,7 +166,7 @@ class Upstream:
             elicitation=ask,
             elicitation_modes=("form", "url"),
             roots=ask,
-            logging=self._log,
+            logging=self.to_clients.log,
             notification_handlers={method: self._changed for method in _CHANGES},
             protocol_version=protocol_version,
             request_timeout=request_timeout,
@@ -204,7 +208,7 @@ class Upstream:
                         await self._resume(remote)
                         if remote.stateless:
                             self._watch = Watch(
-                                remote, self._tell, frozenset(self._subscribed), self.connect_timeout
+                                remote, self._tell, frozenset(self.subscriptions.counts), self.connect_timeout
                             )
                             await watching.start(self._watch.run)
                         self._lost = anyio.Event()
@@ -252,7 +256,7 @@ class Upstream:
         try:
             if self._level is not None and remote.server_capabilities.logging is not UNSET:
                 await remote.set_logging_level(self._level)  # type: ignore[arg-type]
-            for uri in self._subscribed:
+            for uri in self.subscriptions.counts:
                 await remote.subscribe_resource(uri)
         except McpError as exc:  # the server changed: its clients are told of list changes
             log.warning("%s: what clients asked of it before could not be asked again: %s", self.name, exc)
@@ -303,12 +307,12 @@ class Upstream:
             envelope = ctx.envelope
             front_stateless = envelope is not None
             if envelope is None:
-                self._seen(ctx.session)
+                self.to_clients.seen(ctx.session)
             elif envelope.log_level is not None and not remote.stateless:
                 # The level a stateless request asks for is the session's to the server.
                 await self.set_level(envelope.log_level)
             if front_stateless and not remote.stateless and method in MRTR_METHODS:
-                return await self._held_round(remote, method, params, ctx)
+                return await self.rounds.held_round(remote, method, params, ctx)
             sent: Any
             if front_stateless == remote.stateless:
                 sent = params if params else UNSET
@@ -323,7 +327,7 @@ class Upstream:
                     spec, sent, timeout=self.request_timeout, progress=progress
                 )
                 if remote.stateless and not front_stateless and method in MRTR_METHODS:
-                    raw = await self._answer_rounds(remote, method, sent, raw, progress)
+                    raw = await self.rounds.answer_rounds(remote, method, sent, raw, progress)
             return raw
 
     async def notify(self, method: str, params: msgspec.Raw) -> None:
@@ -338,61 +342,23 @@ class Upstream:
     def subscribed(self) -> dict[str, int]:
         """The resources the server is asked to tell of, with how many subscriptions of the
         proxy's clients hold each (a copy)."""
-        return dict(self._subscribed)
+        return dict(self.subscriptions.counts)
 
     async def subscribe(self, uri: str) -> None:
-        """A client subscribes to ``uri``: the server is asked once for all of them (a
-        stateless server's listen stream is opened again to cover it, see :mod:`.watch`)."""
-        held = self._subscribed.get(uri, 0)
-        if held == 0:
-            remote = await self._server()
-            watch = self._watch
-            if remote.stateless and watch is not None:
-                await watch.add(uri, frozenset(self._subscribed) | {uri})
-            else:
-                await remote.subscribe_resource(uri)
-        self._subscribed[uri] = self._subscribed.get(uri, 0) + 1
+        """A client subscribes to ``uri`` (see :class:`~mcpbind.proxy.subscriptions.Subscriptions`)."""
+        await self.subscriptions.subscribe(uri)
 
     async def unsubscribe(self, uri: str) -> None:
-        """A client unsubscribes from ``uri``: the server is told when none is left."""
-        held = self._subscribed.get(uri, 0)
-        if held <= 1:
-            self._subscribed.pop(uri, None)
-            remote, watch = self._remote, self._watch
-            if held == 1 and remote is not None:
-                if remote.stateless and watch is not None:
-                    watch.drop(frozenset(self._subscribed))
-                else:
-                    await remote.unsubscribe_resource(uri)
-        else:
-            self._subscribed[uri] = held - 1
+        """A client unsubscribes from ``uri``."""
+        await self.subscriptions.unsubscribe(uri)
 
     async def subscribe_for(self, session: Session, uri: str) -> None:
-        """``session``'s client subscribes to ``uri`` (counted once however often it asks), until
-        it unsubscribes (:meth:`unsubscribe_for`) or its session ends."""
-        held = self._holders.get(session)
-        if held is not None and uri in held:
-            return
-        await self.subscribe(uri)
-        if held is None:
-            assert self._tasks is not None
-            held = self._holders[session] = set()
-            self._tasks.start_soon(self._release, session)
-        held.add(uri)
+        """``session``'s client subscribes to ``uri``, until it unsubscribes or its session ends."""
+        await self.subscriptions.subscribe_for(session, uri)
 
     async def unsubscribe_for(self, session: Session, uri: str) -> None:
         """``session``'s client unsubscribes from ``uri``."""
-        held = self._holders.get(session)
-        if held is not None and uri in held:
-            held.discard(uri)
-            await self.unsubscribe(uri)
-
-    async def _release(self, session: Session) -> None:
-        """Once ``session`` ended, what its client still subscribed to is released."""
-        await session.wait_closed()
-        with anyio.move_on_after(self.connect_timeout):
-            for uri in self._holders.pop(session, ()):
-                await self.unsubscribe(uri)
+        await self.subscriptions.unsubscribe_for(session, uri)
 
     async def set_level(self, level: str) -> None:
         """Ask the server for log messages from ``level`` up: the lowest level any client asked
@@ -405,22 +371,6 @@ class Upstream:
             await remote.set_logging_level(level)  # type: ignore[arg-type]
         self._level = level
 
-    def _seen(self, session: Session) -> None:
-        """``session``'s client sent a request: the latest seen, for what the server sends
-        outside calls (at most ``_MAX_SESSIONS_KEPT`` are kept, ended ones dropped first)."""
-        sessions = self._sessions
-        key = id(session)
-        if sessions.get(key) is session:
-            if next(reversed(sessions)) == key:
-                return
-            del sessions[key]
-        sessions[key] = session
-        if len(sessions) > _MAX_SESSIONS_KEPT:
-            for old in [k for k, s in sessions.items() if s.closed]:
-                del sessions[old]
-            while len(sessions) > _MAX_SESSIONS_KEPT:
-                del sessions[next(iter(sessions))]
-
     def _envelope(self, remote: RemoteServer, ctx: RequestContext[Any]) -> dict[str, Any]:
         """The stateless envelope of a session's request: the front client's capabilities and
         identity, and the level of log messages its session asked for."""
@@ -428,98 +378,7 @@ class Upstream:
         meta[LOG_LEVEL] = ctx.session.log_level
         return meta
 
-    async def _answer_rounds(
-        self, remote: RemoteServer, method: str, sent: Any, raw: msgspec.Raw, progress: Any
-    ) -> msgspec.Raw:
-        """A stateless server's ``InputRequiredResult`` answered by the front client (asked
-        mid-call), and the request retried, until the server's final result."""
-        rounds = 0
-        spec = raw_request(method)
-        while (asked := input_required(raw)) is not None:
-            rounds += 1
-            if rounds > self.max_input_rounds:
-                raise InputRoundsExceeded(method, self.max_input_rounds)
-            responses = await answer_input_requests(remote.session, method, asked, rounds)
-            retry = dict(sent)
-            if responses is not None:
-                retry["inputResponses"] = responses
-            if asked.request_state is not None:
-                retry["requestState"] = asked.request_state
-            raw = await remote.session.request(spec, retry, timeout=self.request_timeout, progress=progress)
-        return raw
-
-    async def _held_round(
-        self, remote: RemoteServer, method: str, params: msgspec.Raw, ctx: RequestContext[Any]
-    ) -> msgspec.Raw:
-        """One round of a stateless request to a server of a session (see :mod:`.held`)."""
-        envelope = ctx.envelope
-        assert envelope is not None and self._tasks is not None
-        if envelope.request_state is not None or envelope.input_responses is not None:
-            held = self.held.take(envelope.request_state, envelope.input_responses)
-            held.ctx = ctx
-        else:
-            held = HeldCall(ctx)
-            progress = _progress_to_held(held) if ctx.progress_token is not None else None
-            self._tasks.start_soon(self._run_held, remote, method, strip_envelope(params), held, progress)
-        try:
-            outcome = await held.next()
-        except BaseException:
-            held.close()  # the client went away: the server's call is cancelled
-            raise
-        if outcome.question is not None:
-            held.pending = outcome.question
-            return ask_in_round(outcome.question, self.held.hold(held, self._tasks))
-        held.close()
-        if outcome.error is not None:
-            raise outcome.error
-        assert outcome.result is not None
-        return outcome.result
-
-    async def _run_held(
-        self, remote: RemoteServer, method: str, sent: Any, held: HeldCall, progress: Any
-    ) -> None:
-        with held.scope, self.in_flight.tracking(FrontCall(held.ctx, held)):
-            try:
-                raw = await remote.session.request(raw_request(method), sent, progress=progress)
-            except McpError as exc:
-                held.finish(error=exc)
-            else:
-                held.finish(result=raw)
-
     # -- what the server sends -------------------------------------------------------------
-
-    async def _ask(self, params: Any, ctx: RequestContext[Any]) -> msgspec.Raw:
-        """A question of the server's (sampling, elicitation, roots), put to a client."""
-        method = ctx.method
-        call = self.in_flight.owner(method)
-        if call is not None:
-            if call.held is not None:
-                answer: msgspec.Raw = await call.held.ask(method, params)
-                return answer
-            result: msgspec.Raw = await call.ctx.request(raw_request(method, _TO_CLIENT), params)
-            return result
-        if len(self.in_flight) == 0:  # a question outside any call: a session client answers
-            for session in reversed(list(self._sessions.values())):
-                if not session.closed and declares(session.connection.peer.capabilities, method):
-                    found: msgspec.Raw = await session.request(raw_request(method, _TO_CLIENT), params)
-                    return found
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: no client of the proxy can answer {method} now")
-
-    async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
-        logger = params.logger if isinstance(params.logger, str) else None
-        call = self.in_flight.owner("notifications/message")
-        if call is not None:
-            ctx = call.held.ctx if call.held is not None else call.ctx
-            await ctx.log(params.level, params.data, logger)
-            return
-        for session in list(self._sessions.values()):
-            if not session.closed:
-                try:
-                    await RequestContext(session, None, "notifications/message", None).log(
-                        params.level, params.data, logger
-                    )
-                except McpError:  # this client asked for none
-                    pass
 
     async def _changed(self, params: Any, ctx: RequestContext[Any]) -> None:
         await self._tell(ctx.method, params)
@@ -531,13 +390,6 @@ class Upstream:
 
 def _progress_to(ctx: RequestContext[Any]) -> Callable[[float, float | None, str | None], Awaitable[None]]:
     return ctx.report_progress
-
-
-def _progress_to_held(held: HeldCall) -> Callable[[float, float | None, str | None], Awaitable[None]]:
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        await held.ctx.report_progress(progress, total, message)
-
-    return report
 
 
 def _version() -> str:
