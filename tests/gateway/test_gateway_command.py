@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli_harness import free_port, mcpbind_command, run_mcpbind, stop, wait_listening
+from tests.cli_harness import free_port, mcpbind_command, mcpbind_listening, run_mcpbind
 from tests.harness import child_env
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
@@ -34,18 +34,8 @@ def write_config(folder: Path) -> Path:
 def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config = write_config(tmp_path_factory.mktemp("gateway"))
     port = free_port()
-    serving = subprocess.Popen(
-        mcpbind_command("proxy", "--config", str(config), "--port", str(port), "--log-level", "error"),
-        env=child_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(port, serving)
+    with mcpbind_listening("proxy", "--config", str(config), "--port", str(port), port=port):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(serving)
 
 
 def call(url: str, *args: str) -> subprocess.CompletedProcess[str]:

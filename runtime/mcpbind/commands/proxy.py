@@ -34,6 +34,7 @@ from mcpbind.proxy import ConfigError, Upstream, read_config, serving_gateway, s
 from mcpbind.proxy.health import HealthEndpoint
 from mcpbind.server.auth.cli_options import add_auth_arguments as add_protection_arguments
 from mcpbind.server.auth.cli_options import auth_from_arguments
+from mcpbind.server.server import Server
 
 __all__ = ["add_proxy_arguments", "check_proxy", "run_proxy"]
 
@@ -177,16 +178,7 @@ async def run_proxy(args: argparse.Namespace) -> int:
     try:
         async with serving_proxy(upstream, **options) as front:
             connected = True
-            if remote_url:
-                await front.run_stdio()
-            else:
-                await front.run_http(
-                    args.host,
-                    args.port,
-                    path=args.path,
-                    json_response=args.json_response,
-                    wrap=_wrap(args, [upstream]),
-                )
+            await _serve(front, args, [upstream], on_stdio=remote_url)
     except Exception as exc:
         if not connected:
             failure = leaf(exc, failures)
@@ -205,17 +197,20 @@ async def _run_gateway(args: argparse.Namespace) -> int:
     upstreams = upstreams_of(args.entries, restart=not args.no_restart)
     options: dict[str, Any] = {"request_timeout": args.timeout, "log_payloads": args.log_payloads}
     async with serving_gateway(upstreams, **options) as front:
-        if args.stdio:
-            await front.run_stdio()
-        else:
-            await front.run_http(
-                args.host,
-                args.port,
-                path=args.path,
-                json_response=args.json_response,
-                wrap=_wrap(args, upstreams),
-            )
+        await _serve(front, args, upstreams, on_stdio=args.stdio)
     return 0
+
+
+async def _serve(
+    front: Server, args: argparse.Namespace, upstreams: list[Upstream], *, on_stdio: bool
+) -> None:
+    """Serve ``front`` on stdin and stdout, or over HTTP as the options say."""
+    if on_stdio:
+        await front.run_stdio()
+        return
+    await front.run_http(
+        args.host, args.port, path=args.path, json_response=args.json_response, wrap=_wrap(args, upstreams)
+    )
 
 
 def _wrap(args: argparse.Namespace, upstreams: list[Upstream]) -> Any:

@@ -13,6 +13,7 @@ the upstream tells of reach the proxy's clients as the server's own (on GET stre
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import msgspec
@@ -29,7 +30,7 @@ from mcpbind.proxy.upstream import Upstream
 from mcpbind.runtime.context import RequestContext
 from mcpbind.server.server import Server
 
-__all__ = ["front_server", "offered_methods"]
+__all__ = ["front_server", "offered_methods", "tell_clients"]
 
 methods = types.methods
 
@@ -51,6 +52,19 @@ def offered_methods(capabilities: types.ServerCapabilities) -> frozenset[str]:
     if capabilities.logging is not UNSET:
         offered.add("logging/setLevel")
     return frozenset(offered & FORWARDED_REQUESTS)
+
+
+async def tell_clients(server: Server, method: str, params: Any) -> None:
+    """Tell ``server``'s clients of a change an upstream server told of (``method``, its
+    notification; ``params``: a resource update's, else ``None``)."""
+    if method == methods.NOTIFICATIONS_TOOLS_LIST_CHANGED.method:
+        await server.tools_changed()
+    elif method == methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED.method:
+        await server.prompts_changed()
+    elif method == methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method:
+        await server.resources_changed()
+    elif isinstance(getattr(params, "uri", None), str):
+        await server.resource_updated(params.uri)
 
 
 def front_server(
@@ -130,17 +144,7 @@ def front_server(
     for method in FORWARDED_NOTIFICATIONS:
         server.on_notification(raw_notification(method))(pass_on)
 
-    async def changed(method: str, params: Any) -> None:
-        if method == methods.NOTIFICATIONS_TOOLS_LIST_CHANGED.method:
-            await server.tools_changed()
-        elif method == methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED.method:
-            await server.prompts_changed()
-        elif method == methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method:
-            await server.resources_changed()
-        elif isinstance(getattr(params, "uri", None), str):
-            await server.resource_updated(params.uri)
-
-    upstream.on_change = changed
+    upstream.on_change = functools.partial(tell_clients, server)
     if "resources/subscribe" in offered:
 
         async def upstream_of(uri: str, ctx: RequestContext[Any], meta: Any) -> Upstream:

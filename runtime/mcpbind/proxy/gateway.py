@@ -16,6 +16,7 @@ prefix are decoded and encoded again, and the listings whose names gain one.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
@@ -27,7 +28,7 @@ from mcpbind import types
 from mcpbind.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
 from mcpbind.proxy.call_log import CallLog
 from mcpbind.proxy.eras import as_object
-from mcpbind.proxy.front import offered_methods
+from mcpbind.proxy.front import offered_methods, tell_clients
 from mcpbind.proxy.listening import subscribing_listen
 from mcpbind.proxy.specs import FORWARDED_NOTIFICATIONS, raw_notification, raw_request
 from mcpbind.proxy.upstream import Upstream, UpstreamUnavailable
@@ -273,18 +274,8 @@ def gateway_server(
     for method in FORWARDED_NOTIFICATIONS:
         server.on_notification(raw_notification(method))(pass_on)
 
-    async def changed(method: str, params: Any) -> None:
-        if method == methods.NOTIFICATIONS_TOOLS_LIST_CHANGED.method:
-            await server.tools_changed()
-        elif method == methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED.method:
-            await server.prompts_changed()
-        elif method == methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method:
-            await server.resources_changed()
-        elif isinstance(getattr(params, "uri", None), str):
-            await server.resource_updated(params.uri)
-
     for upstream in servers.values():
-        upstream.on_change = changed
+        upstream.on_change = functools.partial(tell_clients, server)
 
     async def upstream_of(uri: str, ctx: RequestContext[Any], meta: Any) -> Upstream:
         return await _route(uri, ctx, meta)
