@@ -17,11 +17,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from bench import _proc, peers
 from bench.streamable_http import BenchError
@@ -260,7 +258,7 @@ def listening_addresses(port: int) -> set[str]:
     return found
 
 
-class Front:
+class Front(_proc.LoggedProcess):
     """A process that serves HTTP on 127.0.0.1:``port`` (a proxy and the stdio server it spawned,
     or a server alone), in a process group of its own; ready once it accepts connections, and
     checked to listen on the loopback interface only. :meth:`close` stops the whole tree (SIGTERM
@@ -271,34 +269,14 @@ class Front:
         self.launch = launch
         self.port = port
         self.url = f"http://127.0.0.1:{port}{PATH}"
-        self.output: IO[bytes] = tempfile.TemporaryFile()
-        try:
-            self.proc = subprocess.Popen(
-                launch.command,
-                cwd=ROOT,
-                env=launch.env,
-                stdin=subprocess.PIPE,  # (kept open: supergateway stops when its stdin ends)
-                stdout=self.output,
-                stderr=self.output,
-                start_new_session=True,
-            )
-        except BaseException:
-            self.output.close()
-            raise
-        try:
-            self._wait_ready(start_timeout)
-        except BaseException:
-            self.close()
-            raise
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def text(self, limit: int = 3000) -> str:
-        self.output.seek(0)
-        text = self.output.read().decode("utf-8", "replace").strip()
-        return text if len(text) <= limit else "...\n" + text[-limit:]
+        # (stdin kept open: supergateway stops when its stdin ends)
+        self.start(
+            launch.command,
+            env=launch.env,
+            start_timeout=start_timeout,
+            stdin=subprocess.PIPE,
+            new_session=True,
+        )
 
     def fail(self, what: str) -> BenchError:
         printed = self.text()
@@ -306,7 +284,7 @@ class Front:
             f"{self.name}: {what}" + (f"\n--- its output ---\n{printed}\n---" if printed else "")
         )
 
-    def _wait_ready(self, timeout: float) -> None:
+    def wait_ready(self, timeout: float) -> None:
         import socket
 
         deadline = time.monotonic() + timeout

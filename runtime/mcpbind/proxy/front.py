@@ -2,9 +2,9 @@
 transport and every protocol version it serves, the stateless one included, and its HTTP
 options and authorization, are the proxy's too) whose handlers forward to the upstream server.
 
-It presents the upstream's identity, instructions and capabilities (less the task and
-extension ones, which it does not forward), and forwards what those capabilities offer; other
-requests get -32601. Its handlers take params as received and return results as received
+It presents the upstream's identity, instructions and capabilities (less the task ones,
+which it does not forward; with ``logging`` always, since some servers log without declaring
+it), and forwards what those capabilities offer; other requests get -32601. Its handlers take params as received and return results as received
 (``raw_params``), so what passes through is not decoded. List changes and resource updates
 the upstream tells of reach the proxy's clients as the server's own (on GET streams, and on
 ``subscriptions/listen`` streams for stateless clients); the resources a client subscribes to
@@ -75,7 +75,12 @@ def front_server(
     Each forwarded call is logged (:mod:`mcpbind.proxy.call_log`), its params and result too
     with ``log_payloads``."""
     info = remote.server_info
-    capabilities = msgspec.structs.replace(remote.server_capabilities, tasks=UNSET)
+    # Logging is always declared: some servers send log messages without declaring it (the
+    # level a client sets is then the proxy's filter alone).
+    declared = remote.server_capabilities
+    capabilities = msgspec.structs.replace(
+        declared, tasks=UNSET, logging=declared.logging if declared.logging is not UNSET else {}
+    )
     offered = offered_methods(capabilities)
     server = Server(
         info.name or "mcpbind-proxy",
