@@ -140,7 +140,8 @@ def bench(session: nox.Session) -> None:
     """The benchmark suite (`python -m bench`): mcpbind beside the official SDK, FastMCP and raw floors
     over stdio and HTTP, client side, import time and the codec (see bench/README.md). Arguments go
     to it: `nox -s bench -- --quick`, `nox -s bench -- stdio --rounds 3`. The official SDK and FastMCP
-    for stdio, the clients and import time are installed by the suite into .bench/venvs/."""
+    for stdio, the clients and import time are installed by the suite into .bench/venvs/; for the proxy
+    scenario, mcp-proxy there too and supergateway with npm into .bench/npm/ (Node.js needed)."""
     # The redis extra: the scale benchmark's workers share a Redis store.
     session.install(".[redis]", *BENCH_DEPS)
     # The HTTP benchmark's client (httpx) and the HTTP parser it serves every server with (httptools);

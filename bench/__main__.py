@@ -20,6 +20,11 @@ Scenarios (default: all, in this order):
   nginx (calls/s, 2025-11-25 sessions and 2026-07-28 requests), beside 1 worker on the in-memory
   store, the official SDK and FastMCP behind the same nginx; the latency the Redis store adds;
   Redis memory per session and per task (redis-server and nginx are started by the benchmark);
+* ``proxy``: ``bench/proxy.py``: ``mcpbind proxy``, mcp-proxy (PyPI) and supergateway (npm) in
+  front of mcpbind's echo server, a stdio server exposed over Streamable HTTP (wrk) and an HTTP
+  server exposed over stdio (the stdio load generator), beside the server reached directly: added
+  latency and calls/s as ratios (mcp-proxy's venv and supergateway's npm folder are made under
+  ``.bench/`` when it runs);
 * ``codec``: ``bench/codec.py`` (decode + encode of MCP messages, beside orjson and pydantic).
 
 The official SDK and FastMCP run in virtual environments of their own (``.bench/venvs/``, made on
@@ -49,12 +54,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import clients, imports, peers, scale, stdio, streamable_http
+from bench import clients, imports, peers, proxy, proxy_report, scale, stdio, streamable_http
 from bench._proc import machine_line, version_of
 from bench.stdio import BenchError, Goal, goal
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("stdio", "stdio-shared", "client", "import", "http", "scale", "codec")
+SCENARIOS = ("stdio", "stdio-shared", "client", "import", "http", "scale", "proxy", "codec")
 MAIN_PACKAGES = ("msgspec", "anyio", "trio", "httpx", "uvicorn", "httptools", "orjson", "mcp-types", "mcp")
 
 
@@ -263,6 +268,22 @@ def run_scale(args: argparse.Namespace, section: Section) -> None:
     ]
 
 
+def run_proxy(args: argparse.Namespace, section: Section) -> None:
+    try:
+        results = proxy.run(args)
+    except streamable_http.BenchError as exc:  # (wrk missing: bench/streamable_http.py's own class)
+        raise BenchError(str(exc)) from exc
+    section.lines += [
+        "`bench/proxy.py` (see the Proxy section of bench/README.md): `mcpbind proxy`, mcp-proxy (PyPI) "
+        "and supergateway (npm) in front of mcpbind's echo server, in both directions, beside the "
+        "server reached directly.",
+        "",
+        *proxy_report.lines(args.proxy, results, args.commit),
+    ]
+    if proxy.failures(results):
+        section.failed = "; ".join(proxy.failures(results))
+
+
 def run_codec(args: argparse.Namespace, section: Section) -> None:
     command = [sys.executable, "bench/codec.py"]
     command += ["--quick"] if args.quick else []
@@ -282,6 +303,7 @@ RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = 
     "import": ("Import time", run_import),
     "http": ("Streamable HTTP", run_http),
     "scale": ("Scale-out: workers behind nginx, the Redis store", run_scale),
+    "proxy": ("Proxies: a stdio server over HTTP, an HTTP server over stdio", run_proxy),
     "codec": ("Codec: decode + encode of MCP messages", run_codec),
 }
 
@@ -383,6 +405,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     clients.add_options(parser, standalone=False)
     imports.add_options(parser, prefix="import-")
     scale.add_options(parser, prefix="scale-")
+    proxy.add_options(parser, prefix="proxy-")
     parser.add_argument(
         "--http-args", default="", help="more options for bench/streamable_http.py, as one string"
     )
@@ -397,6 +420,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     clients.check_options(parser, args)
     imports.check_options(parser, args)
     scale.check_options(parser, args)
+    proxy.check_options(parser, args)
     if args.output is None:
         full = args.scenarios == list(SCENARIOS) and not args.quick
         args.output = (
@@ -418,7 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"bench: {', '.join(args.scenarios)}; {machine_line()}; load average {os.getloadavg()[0]:.2f}")
     try:
         for name in dict.fromkeys(peer for peer in peers.PEERS):
-            peers.ensure(name)
+            if name not in proxy.OWN_PEERS or "proxy" in args.scenarios:  # (its own: made when it runs)
+                peers.ensure(name)
     except peers.PeerError as exc:
         log(f"bench: cannot make the peers' venvs: {exc}")
         return 1

@@ -14,10 +14,11 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import IO, Any, Protocol, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -224,3 +225,57 @@ def initialize_request(client_name: str, protocol_version: str) -> dict[str, Any
             "clientInfo": {"name": client_name, "version": "0.1.0"},
         },
     }
+
+
+class LoggedProcess:
+    """A process of the benchmark whose output (stdout and stderr) is kept in a temporary file.
+    A subclass calls :meth:`start`, which waits for it to be ready (its :meth:`wait_ready`) and
+    stops it (its :meth:`close`) if it is not."""
+
+    output: IO[bytes]
+    proc: subprocess.Popen[bytes]
+
+    def start(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        start_timeout: float,
+        stdin: int = subprocess.DEVNULL,
+        new_session: bool = False,
+    ) -> None:
+        self.output = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(
+                list(command),
+                cwd=ROOT,
+                env=dict(env),
+                stdin=stdin,
+                stdout=self.output,
+                stderr=self.output,
+                start_new_session=new_session,
+            )
+        except BaseException:
+            self.output.close()
+            raise
+        try:
+            self.wait_ready(start_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def text(self, limit: int = 3000) -> str:
+        """What it printed (the last ``limit`` characters)."""
+        self.output.seek(0)
+        text = self.output.read().decode("utf-8", "replace").strip()
+        return text if len(text) <= limit else "...\n" + text[-limit:]
+
+    def wait_ready(self, timeout: float) -> None:
+        raise NotImplementedError
+
+    def close(self) -> str:
+        raise NotImplementedError

@@ -46,6 +46,14 @@ PEERS: dict[str, Peer] = {
             ("fastmcp==4.2.3", "httptools>=0.6"),
             ("fastmcp", "mcp", "pydantic", "anyio", "uvicorn", "httptools"),
         ),
+        # sparfenyuk's mcp-proxy (stdio <-> SSE / Streamable HTTP, on the official SDK 1.x): the
+        # proxy benchmark (bench/proxy.py) only; httptools: the parser its uvicorn then uses, as
+        # `mcpbind serve`'s does beside it.
+        Peer(
+            "mcp-proxy",
+            ("mcp-proxy==0.13.0", "httptools>=0.6"),
+            ("mcp-proxy", "mcp", "uvicorn", "httptools", "starlette", "pydantic"),
+        ),
     )
 }
 

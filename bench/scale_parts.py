@@ -14,12 +14,11 @@ import re
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from bench import _proc
 from bench.streamable_http import BenchError, free_port
@@ -60,7 +59,7 @@ def tree_cpu_seconds(pid: int) -> float:
     return _proc.cpu_seconds(pid) + sum(_proc.cpu_seconds(child) for child in children(pid))
 
 
-class Serve:
+class Serve(_proc.LoggedProcess):
     """``python -m mcpbind serve TARGET --transport http --port P --workers N [--store URL]
     [--json-response]``, from this checkout, on 127.0.0.1; :meth:`close` stops it (SIGTERM, then
     SIGKILL) and reaps it. Ready once it accepts connections and, with several workers, once
@@ -84,36 +83,15 @@ class Serve:
         command += ["--store", store] if store else []
         command += ["--json-response"] if json_response else []
         self.command = command
-        self.output: IO[bytes] = tempfile.TemporaryFile()
         env = _proc.server_env()
         env["PYTHONPATH"] += ":" + str(ROOT)  # (a server file may import examples.*)
-        try:
-            self.proc = subprocess.Popen(
-                command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.output, stderr=self.output
-            )
-        except BaseException:
-            self.output.close()
-            raise
-        try:
-            self._wait_ready(start_timeout)
-        except BaseException:
-            self.close()
-            raise
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def text(self, limit: int = 3000) -> str:
-        self.output.seek(0)
-        text = self.output.read().decode("utf-8", "replace").strip()
-        return text if len(text) <= limit else "...\n" + text[-limit:]
+        self.start(command, env=env, start_timeout=start_timeout)
 
     def _serving(self) -> int:
         self.output.seek(0)
         return len(set(_SERVES.findall(self.output.read())))
 
-    def _wait_ready(self, timeout: float) -> None:
+    def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:

@@ -59,7 +59,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 
@@ -355,7 +355,7 @@ def free_port() -> int:
         return port
 
 
-class ServerProcess:
+class ServerProcess(_proc.LoggedProcess):
     """One uvicorn process serving one app; closed (killed if need be) and reaped by ``close``."""
 
     def __init__(self, config: Config, http: str, start_timeout: float) -> None:
@@ -363,7 +363,6 @@ class ServerProcess:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = self.base + PATH
-        self.stderr: IO[bytes] = tempfile.TemporaryFile()
         if config.implementation == "fastmcp":
             # In FastMCP's venv, with nothing of this checkout on its path.
             python, script, env = str(peers.python_of("fastmcp")), "fastmcp_echo_server.py", peers.peer_env()
@@ -380,29 +379,9 @@ class ServerProcess:
             "--http",
             http,
         ]
-        try:
-            self.proc = subprocess.Popen(
-                self.command,
-                cwd=ROOT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=self.stderr,
-                stderr=self.stderr,
-            )
-        except BaseException:
-            self.stderr.close()
-            raise
-        try:
-            self._wait_listening(start_timeout)
-        except BaseException:
-            self.close()
-            raise
+        self.start(self.command, env=env, start_timeout=start_timeout)
 
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _wait_listening(self, timeout: float) -> None:
+    def wait_ready(self, timeout: float) -> None:
         # uvicorn listens once the app's lifespan startup has completed.
         deadline = time.monotonic() + timeout
         while True:
@@ -423,13 +402,8 @@ class ServerProcess:
                     return int(line.split()[1])
         raise self.fail("no VmRSS in /proc status")
 
-    def stderr_text(self, limit: int = 3000) -> str:
-        self.stderr.seek(0)
-        text = self.stderr.read().decode("utf-8", "replace").strip()
-        return text if len(text) <= limit else "...\n" + text[-limit:]
-
     def fail(self, what: str) -> BenchError:
-        tail = self.stderr_text()
+        tail = self.text()
         return BenchError(
             f"{self.config.name}: {what}" + (f"\n--- server output ---\n{tail}\n---" if tail else "")
         )
@@ -446,8 +420,8 @@ class ServerProcess:
                     note = "did not stop within 10 s of SIGTERM; killed. "
         finally:
             _proc.reap(self.proc)
-            tail = self.stderr_text()
-            self.stderr.close()
+            tail = self.text()
+            self.output.close()
         if tail:
             note += f"server output: {tail}"
         return note.strip()

@@ -1,7 +1,7 @@
 """The ``mcpbind`` command in a child process: its command line, a run of it to the end,
-``mcpbind serve`` on a free port of 127.0.0.1 (waiting until it listens, stopping it), and, for a
-child started with :func:`anyio.open_process`, the sign-in URL ``mcpbind call`` prints and what
-it printed in the end."""
+``mcpbind serve`` (or ``proxy``) on a free port of 127.0.0.1 (waiting until it listens, stopping
+it), and, for a child started with :func:`anyio.open_process`, the sign-in URL ``mcpbind call``
+prints and what it printed in the end."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ __all__ = [
     "finish",
     "free_port",
     "mcpbind_command",
+    "mcpbind_listening",
     "mcpbind_serving",
     "printed_url",
     "run_mcpbind",
@@ -87,8 +88,17 @@ def mcpbind_serving(*args: str, port: int) -> Iterator[subprocess.Popen[bytes]]:
     """``mcpbind serve ARGS --port PORT`` (``ARGS`` naming the HTTP transport), from when it
     listens on 127.0.0.1:``port`` until the block ends, when it is killed; what it prints is
     dropped."""
+    with mcpbind_listening("serve", *args, "--port", str(port), port=port) as serving:
+        yield serving
+
+
+@contextmanager
+def mcpbind_listening(*args: str, port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """``mcpbind ARGS`` (``ARGS`` telling it to listen on ``port``: ``serve``, ``proxy``), from
+    when it listens on 127.0.0.1:``port`` until the block ends, when it is killed; what it
+    prints is dropped."""
     serving = subprocess.Popen(
-        mcpbind_command("serve", *args, "--port", str(port)),
+        mcpbind_command(*args),
         env=child_env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -68,6 +68,7 @@ SERVE_COMMAND = "mcpbind serve server.py"
 CALL_COMMAND = 'mcpbind call "python server.py" tools/call add --arg a=2 --arg b=40'
 HTTP_SERVE_COMMANDS = {
     "mcpbind serve server.py --transport http --port 8000",
+    "mcpbind proxy --port 8000 -- python server.py",
     "uvicorn app:app --port 8000",
 }
 HTTP_CALL_COMMAND = "mcpbind call http://127.0.0.1:8000/mcp tools/call add --arg a=2 --arg b=40"

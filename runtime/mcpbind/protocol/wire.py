@@ -595,11 +595,17 @@ class Codec:
 
     @staticmethod
     def encode_request(id: RequestId, method: str, params: Any = UNSET) -> bytes:
-        """A request; ``params`` is a struct, a mapping, ``msgspec.Raw`` or ``UNSET``."""
+        """A request; ``params`` is a struct, a mapping, ``msgspec.Raw`` or ``UNSET`` (an empty
+        ``Raw``, params that were absent where they were received, is left out too)."""
+        if type(params) is Raw and not params:
+            params = UNSET
         return _ENCODER.encode(_OutRequest("2.0", id, method, params))
 
     @staticmethod
     def encode_notification(method: str, params: Any = UNSET) -> bytes:
+        """A notification; ``params`` as for :meth:`encode_request`."""
+        if type(params) is Raw and not params:
+            params = UNSET
         return _ENCODER.encode(_OutNotification("2.0", method, params))
 
     @staticmethod

@@ -14,17 +14,34 @@ the eras of the protocol are bridged; :mod:`.front` what the clients see; :mod:`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 
+from mcpbind.proxy.config import ConfigError, ServerEntry, parse_config, read_config
 from mcpbind.proxy.front import front_server, offered_methods
+from mcpbind.proxy.gateway import gateway_server
 from mcpbind.proxy.upstream import Connector, Upstream, UpstreamUnavailable
 from mcpbind.server.server import Server
 
-__all__ = ["Connector", "Upstream", "UpstreamUnavailable", "front_server", "offered_methods", "serving_proxy"]
+__all__ = [
+    "ConfigError",
+    "Connector",
+    "ServerEntry",
+    "Upstream",
+    "UpstreamUnavailable",
+    "front_server",
+    "gateway_server",
+    "offered_methods",
+    "parse_config",
+    "read_config",
+    "serving_gateway",
+    "serving_proxy",
+    "upstreams_of",
+]
 
 
 @asynccontextmanager
@@ -36,5 +53,38 @@ async def serving_proxy(upstream: Upstream, **options: Any) -> AsyncIterator[Ser
         remote = await tasks.start(upstream.run)
         try:
             yield front_server(upstream, remote, **options)
+        finally:
+            tasks.cancel_scope.cancel()
+
+
+def upstreams_of(entries: list[ServerEntry], **options: Any) -> list[Upstream]:
+    """An :class:`Upstream` for each server of a configuration (``options``: the Upstream's,
+    under each entry's own timeout and limit)."""
+    return [
+        Upstream(
+            entry.connector(),
+            name=entry.name,
+            **{"request_timeout": entry.timeout, "max_in_flight": entry.max_in_flight, **options},
+        )
+        for entry in entries
+    ]
+
+
+@asynccontextmanager
+async def serving_gateway(
+    upstreams: list[Upstream], *, wait: float = 10.0, **options: Any
+) -> AsyncIterator[Server]:
+    """Connect every upstream, each on its own (one that fails is retried in the background
+    without holding up the others), waiting up to ``wait`` seconds for each one's first
+    connection to be made or to fail; yield the gateway's server (``options``: see
+    :func:`gateway_server`)."""
+    async with anyio.create_task_group() as tasks:
+        for upstream in upstreams:
+            tasks.start_soon(functools.partial(upstream.run, fail_fast=False))
+        with anyio.move_on_after(wait):
+            for upstream in upstreams:
+                await upstream.tried()
+        try:
+            yield gateway_server(upstreams, **options)
         finally:
             tasks.cancel_scope.cancel()

@@ -6,7 +6,9 @@ which call a question belongs to. The proxy answers it from the client of the ca
 to: the call whose task asked (a stateless server's questions are answered inline, in the
 forwarding task: :data:`current_call`), else the one call in flight whose client can answer,
 else, with several, the latest of them (a documented limit: give such a server one client at a
-time, or one proxy per client, when its questions must reach the right one).
+time, or one proxy per client, when its questions must reach the right one). A question no
+call in flight can answer is refused to the server (never put to a client that did not
+declare the capability it needs).
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from msgspec import UNSET
+
 from mcpbind.runtime.context import RequestContext
 
-__all__ = ["CAPABILITY_OF", "FrontCall", "InFlight", "current_call"]
+__all__ = ["CAPABILITY_OF", "FrontCall", "InFlight", "current_call", "declares"]
 
 # The client capability each question needs.
 CAPABILITY_OF: Final = {
@@ -50,8 +54,14 @@ class FrontCall:
             return True
         if self.stateless and self.held is None:  # (its client is asked by its own server)
             return False
-        capabilities = self.ctx.peer_capabilities
-        return capabilities is not None and getattr(capabilities, capability, None) is not None
+        return declares(self.ctx.peer_capabilities, method)
+
+
+def declares(capabilities: Any, method: str) -> bool:
+    """Whether a client's ``capabilities`` declare what the question ``method`` needs (a
+    capability left out is ``UNSET``, or ``None`` where none are known)."""
+    declared = getattr(capabilities, CAPABILITY_OF[method], UNSET)
+    return declared is not None and declared is not UNSET
 
 
 current_call: Final[contextvars.ContextVar[FrontCall | None]] = contextvars.ContextVar(

@@ -2,16 +2,18 @@
 transport and every protocol version it serves, the stateless one included, and its HTTP
 options and authorization, are the proxy's too) whose handlers forward to the upstream server.
 
-It presents the upstream's identity, instructions and capabilities (less the task and
-extension ones, which it does not forward), and forwards what those capabilities offer; other
-requests get -32601. Its handlers take params as received and return results as received
+It presents the upstream's identity, instructions and capabilities (less the task ones,
+which it does not forward; with ``logging`` always, since some servers log without declaring
+it), and forwards what those capabilities offer; other requests get -32601. Its handlers take params as received and return results as received
 (``raw_params``), so what passes through is not decoded. List changes and resource updates
 the upstream tells of reach the proxy's clients as the server's own (on GET streams, and on
-``subscriptions/listen`` streams for stateless clients).
+``subscriptions/listen`` streams for stateless clients); the resources a client subscribes to
+(``resources/subscribe``, or while its listen stream names them) the upstream is subscribed to.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import msgspec
@@ -20,13 +22,15 @@ from msgspec import UNSET
 from mcpbind import types
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
+from mcpbind.proxy.call_log import CallLog
 from mcpbind.proxy.eras import as_object
+from mcpbind.proxy.listening import subscribing_listen
 from mcpbind.proxy.specs import FORWARDED_NOTIFICATIONS, FORWARDED_REQUESTS, raw_notification, raw_request
 from mcpbind.proxy.upstream import Upstream
 from mcpbind.runtime.context import RequestContext
 from mcpbind.server.server import Server
 
-__all__ = ["front_server", "offered_methods"]
+__all__ = ["front_server", "offered_methods", "tell_clients"]
 
 methods = types.methods
 
@@ -50,11 +54,33 @@ def offered_methods(capabilities: types.ServerCapabilities) -> frozenset[str]:
     return frozenset(offered & FORWARDED_REQUESTS)
 
 
-def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Server:
+async def tell_clients(server: Server, method: str, params: Any) -> None:
+    """Tell ``server``'s clients of a change an upstream server told of (``method``, its
+    notification; ``params``: a resource update's, else ``None``)."""
+    if method == methods.NOTIFICATIONS_TOOLS_LIST_CHANGED.method:
+        await server.tools_changed()
+    elif method == methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED.method:
+        await server.prompts_changed()
+    elif method == methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method:
+        await server.resources_changed()
+    elif isinstance(getattr(params, "uri", None), str):
+        await server.resource_updated(params.uri)
+
+
+def front_server(
+    upstream: Upstream, remote: RemoteServer, *, log_payloads: bool = False, **options: Any
+) -> Server:
     """The server fronting ``upstream`` (connected as ``remote``); ``options`` go to
-    :class:`~mcpbind.server.server.Server` (``request_timeout``, ``max_concurrent_requests``...)."""
+    :class:`~mcpbind.server.server.Server` (``request_timeout``, ``max_concurrent_requests``...).
+    Each forwarded call is logged (:mod:`mcpbind.proxy.call_log`), its params and result too
+    with ``log_payloads``."""
     info = remote.server_info
-    capabilities = msgspec.structs.replace(remote.server_capabilities, tasks=UNSET)
+    # Logging is always declared: some servers send log messages without declaring it (the
+    # level a client sets is then the proxy's filter alone).
+    declared = remote.server_capabilities
+    capabilities = msgspec.structs.replace(
+        declared, tasks=UNSET, logging=declared.logging if declared.logging is not UNSET else {}
+    )
     offered = offered_methods(capabilities)
     server = Server(
         info.name or "mcpbind-proxy",
@@ -67,12 +93,27 @@ def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Se
         **options,
     )
 
+    calls = CallLog(upstream.name, payloads=log_payloads)
+
     async def forward(params: msgspec.Raw, ctx: RequestContext[Any]) -> msgspec.Raw:
-        return await upstream.forward(ctx.method, params, ctx)
+        started = calls.start()
+        if started is None:
+            return await upstream.forward(ctx.method, params, ctx)
+        try:
+            result = await upstream.forward(ctx.method, params, ctx)
+        except McpError as exc:
+            calls.done(started, ctx.method, params, f"error {exc.code}")
+            raise
+        except BaseException:
+            calls.done(started, ctx.method, params, "cancelled")
+            raise
+        asked = b'"input_required"' in bytes(result)
+        calls.done(started, ctx.method, params, "input_required" if asked else "ok", result)
+        return result
 
     async def subscribe(params: msgspec.Raw, ctx: RequestContext[Any]) -> types.Result:
         uri = _uri(params)
-        await upstream.subscribe(uri)
+        await upstream.subscribe_for(ctx.session, uri)
         server.restore_subscriptions(ctx.session, server.subscriptions_of(ctx.session) | {uri})
         return types.Result()
 
@@ -81,7 +122,7 @@ def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Se
         mine = server.subscriptions_of(ctx.session)
         if uri in mine:
             server.restore_subscriptions(ctx.session, mine - {uri})
-            await upstream.unsubscribe(uri)
+        await upstream.unsubscribe_for(ctx.session, uri)
         return types.Result()
 
     async def set_level(params: msgspec.Raw, ctx: RequestContext[Any]) -> types.Result:
@@ -108,17 +149,13 @@ def front_server(upstream: Upstream, remote: RemoteServer, **options: Any) -> Se
     for method in FORWARDED_NOTIFICATIONS:
         server.on_notification(raw_notification(method))(pass_on)
 
-    async def changed(method: str, params: Any) -> None:
-        if method == methods.NOTIFICATIONS_TOOLS_LIST_CHANGED.method:
-            await server.tools_changed()
-        elif method == methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED.method:
-            await server.prompts_changed()
-        elif method == methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method:
-            await server.resources_changed()
-        elif isinstance(getattr(params, "uri", None), str):
-            await server.resource_updated(params.uri)
+    upstream.on_change = functools.partial(tell_clients, server)
+    if "resources/subscribe" in offered:
 
-    upstream.on_change = changed
+        async def upstream_of(uri: str, ctx: RequestContext[Any], meta: Any) -> Upstream:
+            return upstream
+
+        subscribing_listen(server, upstream_of)
     return server
 
 

@@ -97,11 +97,10 @@ class HeldCall:
 
 def input_required(question: Question, state: str) -> msgspec.Raw:
     """The ``InputRequiredResult`` asking ``question``, to be retried with ``state``."""
-    body = {
-        "resultType": "input_required",
-        "inputRequests": {question.key: {"method": question.method, "params": question.params}},
-        "requestState": state,
-    }
+    asked: dict[str, Any] = {"method": question.method}
+    if not (type(question.params) is msgspec.Raw and not question.params):  # (absent: left out)
+        asked["params"] = question.params
+    body = {"resultType": "input_required", "inputRequests": {question.key: asked}, "requestState": state}
     return msgspec.Raw(msgspec.json.encode(body))
 
 

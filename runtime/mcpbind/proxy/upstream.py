@@ -17,6 +17,10 @@ Progress travels with the request (the server's progress notifications reach the
 asked, under its own token). Log messages and questions go to the client of the call they
 belong to (:mod:`mcpbind.proxy.calls`); log messages outside any call to every session client.
 Cancelling a forwarded request (its client went away, or cancelled it) cancels it upstream.
+The server's list changes and resource updates go to ``on_change``: a session's server sends
+them as notifications (resources it is subscribed to for the clients that asked, each counted
+once per client and released when that client's session ends); a stateless server tells of
+them on a listen stream the proxy keeps open (:mod:`mcpbind.proxy.watch`).
 """
 
 from __future__ import annotations
@@ -33,17 +37,18 @@ from msgspec import UNSET
 
 from mcpbind import types
 from mcpbind.client.client import Client
-from mcpbind.client.mrtr import InputRoundsExceeded, answer_input_requests, input_required
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.envelope import LOG_LEVEL, envelope_meta
-from mcpbind.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from mcpbind.protocol.methods import Direction
+from mcpbind.protocol.errors import INTERNAL_ERROR, McpError
 from mcpbind.protocol.stateless import MRTR_METHODS
-from mcpbind.proxy.calls import CAPABILITY_OF, FrontCall, InFlight
+from mcpbind.proxy.bridge import RoundBridge
+from mcpbind.proxy.calls import FrontCall, InFlight
 from mcpbind.proxy.eras import stamp_envelope, strip_envelope
-from mcpbind.proxy.held import HeldCall, HeldCalls
-from mcpbind.proxy.held import input_required as ask_in_round
+from mcpbind.proxy.held import HeldCalls
 from mcpbind.proxy.specs import ASKED_OF_CLIENT, raw_notification, raw_request
+from mcpbind.proxy.subscriptions import Subscriptions
+from mcpbind.proxy.to_clients import ToClients
+from mcpbind.proxy.watch import Watch
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.session import Session
 
@@ -64,8 +69,6 @@ _CHANGES: Final = (
     methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED.method,
     methods.NOTIFICATIONS_RESOURCES_UPDATED.method,
 )
-_TO_CLIENT: Final = Direction.SERVER_TO_CLIENT
-_MAX_SESSIONS_KEPT: Final = 256
 _LOG_RANKS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -84,7 +87,9 @@ class Upstream:
     * ``name``: what errors and logs call it.
     * ``request_timeout``: how long a forwarded request waits for the server (``None``: as long
       as the client waits).
-    * ``connect_timeout``: how long a request waits for the server to be (re)connected.
+    * ``connect_timeout``: how long a request waits for the server to be connected, while a
+      first connection or a restart is under way (after an attempt that failed, requests fail
+      at once with the reason until one succeeds).
     * ``restart``: reconnect (restart a stdio server) after the connection fails, waiting 0.5 s
       then twice as long each time it fails again, up to 30 s.
     * ``max_in_flight``: requests forwarded at once; more wait for a place.
@@ -122,22 +127,36 @@ class Upstream:
         self.max_input_rounds = max_input_rounds
         self.held = HeldCalls(input_timeout=input_timeout, max_held=max_held)
         self.in_flight = InFlight()
+        self.rounds = RoundBridge(
+            self.held,
+            self.in_flight,
+            lambda: self._tasks,
+            max_input_rounds=max_input_rounds,
+            request_timeout=request_timeout,
+        )
         self.on_change: Callable[[str, Any], Awaitable[None]] | None = None
         self._places = anyio.Semaphore(max_in_flight)
         self._remote: RemoteServer | None = None
         self._connected = anyio.Event()
+        # Set once the current connection is found closed and forgotten (``_remote`` cleared).
+        self._lost = anyio.Event()
+        self._given_up = False  # the connection failed and is not made again (``restart`` off)
+        self._tried = anyio.Event()  # the first connection was made, or failed
+        self._last_failed = False  # the last attempt to connect failed
+        self._watch: Watch | None = None  # a stateless server's changes (see .watch)
         self._tasks: TaskGroup | None = None
         self._reason = "not connected yet"
         self._restarts = 0
-        # The session clients seen (for log messages outside calls, and questions outside calls).
-        self._sessions: dict[int, Session] = {}
         # Kept to be set again on a new connection: subscriptions (with how many clients hold
         # each) and the log level asked for.
-        self._subscribed: dict[str, int] = {}
+        self.subscriptions = Subscriptions(
+            self._server, lambda: (self._remote, self._watch), lambda: self._tasks, connect_timeout
+        )
         self._level: str | None = None
         # The questions' params and answers stay raw (``raw_params``), which the typed
         # handler options do not say.
-        ask: Any = self._ask
+        self.to_clients = ToClients(self.in_flight)
+        ask: Any = self.to_clients.ask
         self.client = Client(
             "mcpbind-proxy",
             _version(),
@@ -147,7 +166,7 @@ class Upstream:
             elicitation=ask,
             elicitation_modes=("form", "url"),
             roots=ask,
-            logging=self._log,
+            logging=self.to_clients.log,
             notification_handlers={method: self._changed for method in _CHANGES},
             protocol_version=protocol_version,
             request_timeout=request_timeout,
@@ -172,20 +191,31 @@ class Upstream:
         """``"up"`` or why it is not."""
         return "up" if self._remote is not None else self._reason
 
-    async def run(self, *, task_status: TaskStatus[RemoteServer] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, fail_fast: bool = True, task_status: TaskStatus[RemoteServer] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Connect and stay connected until cancelled; started (``task_status``, with the server)
-        once first connected. A first connection that fails raises (so a proxy that cannot
-        reach its server says so at once); later failures are retried (``restart``)."""
+        once first connected. A first connection that fails raises with ``fail_fast`` (so a
+        proxy that cannot reach its server says so at once); later failures, and the first
+        without ``fail_fast`` (a gateway's servers, each on its own), are retried (``restart``)."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             started = False
             delay = 0.5
             while True:
                 try:
-                    async with self._connect(self.client) as remote:
+                    async with self._connect(self.client) as remote, anyio.create_task_group() as watching:
                         await self._resume(remote)
+                        if remote.stateless:
+                            self._watch = Watch(
+                                remote, self._tell, frozenset(self.subscriptions.counts), self.connect_timeout
+                            )
+                            await watching.start(self._watch.run)
+                        self._lost = anyio.Event()
                         self._remote = remote
                         self._connected.set()
+                        self._tried.set()
+                        self._last_failed = False
                         if not started:
                             started = True
                             task_status.started(remote)
@@ -196,16 +226,23 @@ class Upstream:
                         delay = 0.5
                         await remote.session.wait_closed()
                         self._reason = "the connection to it closed"
+                        watching.cancel_scope.cancel()
                 except Exception as exc:
-                    if not started:
+                    if not started and fail_fast:
                         raise
+                    self._tried.set()
+                    self._last_failed = True
                     self._reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 finally:
                     self._remote = None
-                    self._connected = anyio.Event()
+                    self._watch = None
+                    if self._connected.is_set():  # (one never set still has its waiters)
+                        self._connected = anyio.Event()
                     self.held.close()
+                    self._lost.set()
                 if not self.restart:
                     self._reason = f"{self._reason} (not restarted)"
+                    self._given_up = True
                     log.error("%s: %s", self.name, self._reason)
                     await anyio.sleep_forever()
                 log.warning("%s: %s; connecting again in %.1f s", self.name, self._reason, delay)
@@ -216,10 +253,23 @@ class Upstream:
         """Set on a new connection what clients asked of the old one."""
         if remote.stateless:
             return
-        if self._level is not None:
-            await remote.set_logging_level(self._level)  # type: ignore[arg-type]
-        for uri in self._subscribed:
-            await remote.subscribe_resource(uri)
+        try:
+            if self._level is not None and remote.server_capabilities.logging is not UNSET:
+                await remote.set_logging_level(self._level)  # type: ignore[arg-type]
+            for uri in self.subscriptions.counts:
+                await remote.subscribe_resource(uri)
+        except McpError as exc:  # the server changed: its clients are told of list changes
+            log.warning("%s: what clients asked of it before could not be asked again: %s", self.name, exc)
+
+    async def tried(self) -> None:
+        """Until the first connection was made, or failed."""
+        await self._tried.wait()
+
+    async def connected(self) -> RemoteServer:
+        """The server, once connected."""
+        while self._remote is None:
+            await self._connected.wait()
+        return self._remote
 
     async def _announce_restart(self) -> None:
         if self.on_change is None:
@@ -228,15 +278,23 @@ class Upstream:
             await self.on_change(method, None)
 
     async def _server(self) -> RemoteServer:
-        remote = self._remote
-        if remote is not None:
-            return remote
+        """The server as connected now, else once connected again (waiting at most
+        ``connect_timeout``): :class:`UpstreamUnavailable` when it is not in time, or will not
+        be (``restart`` off), or at once while the last attempt to connect failed (the next is
+        not under way yet). A connection found closed (its requests failed already) is not
+        used again, even before :meth:`run` has noticed."""
         with anyio.move_on_after(self.connect_timeout):
-            await self._connected.wait()
-        remote = self._remote
-        if remote is None:
-            raise UpstreamUnavailable(self.name, self._reason)
-        return remote
+            while True:
+                remote = self._remote
+                if remote is not None and not remote.session.closed:
+                    return remote
+                if remote is not None:
+                    await self._lost.wait()
+                elif self._given_up or self._last_failed:
+                    break
+                else:
+                    await self._connected.wait()
+        raise UpstreamUnavailable(self.name, self._reason)
 
     # -- forwarding ----------------------------------------------------------------------
 
@@ -246,11 +304,15 @@ class Upstream:
         :class:`McpError` with the server's code, message and data."""
         async with self._places:
             remote = await self._server()
-            front_stateless = ctx.envelope is not None
-            if not front_stateless:
-                self._seen(ctx.session)
+            envelope = ctx.envelope
+            front_stateless = envelope is not None
+            if envelope is None:
+                self.to_clients.seen(ctx.session)
+            elif envelope.log_level is not None and not remote.stateless:
+                # The level a stateless request asks for is the session's to the server.
+                await self.set_level(envelope.log_level)
             if front_stateless and not remote.stateless and method in MRTR_METHODS:
-                return await self._held_round(remote, method, params, ctx)
+                return await self.rounds.held_round(remote, method, params, ctx)
             sent: Any
             if front_stateless == remote.stateless:
                 sent = params if params else UNSET
@@ -265,7 +327,7 @@ class Upstream:
                     spec, sent, timeout=self.request_timeout, progress=progress
                 )
                 if remote.stateless and not front_stateless and method in MRTR_METHODS:
-                    raw = await self._answer_rounds(remote, method, sent, raw, progress)
+                    raw = await self.rounds.answer_rounds(remote, method, sent, raw, progress)
             return raw
 
     async def notify(self, method: str, params: msgspec.Raw) -> None:
@@ -276,49 +338,38 @@ class Upstream:
             return
         await remote.session.notify(raw_notification(method), params if params else UNSET)
 
+    @property
+    def subscribed(self) -> dict[str, int]:
+        """The resources the server is asked to tell of, with how many subscriptions of the
+        proxy's clients hold each (a copy)."""
+        return dict(self.subscriptions.counts)
+
     async def subscribe(self, uri: str) -> None:
-        """A client subscribes to ``uri``: the server is asked once for all of them."""
-        held = self._subscribed.get(uri, 0)
-        if held == 0:
-            remote = await self._server()
-            await remote.subscribe_resource(uri)
-        self._subscribed[uri] = held + 1
+        """A client subscribes to ``uri`` (see :class:`~mcpbind.proxy.subscriptions.Subscriptions`)."""
+        await self.subscriptions.subscribe(uri)
 
     async def unsubscribe(self, uri: str) -> None:
-        """A client unsubscribes from ``uri``: the server is told when none is left."""
-        held = self._subscribed.get(uri, 0)
-        if held <= 1:
-            self._subscribed.pop(uri, None)
-            if held == 1 and self._remote is not None:
-                await self._remote.unsubscribe_resource(uri)
-        else:
-            self._subscribed[uri] = held - 1
+        """A client unsubscribes from ``uri``."""
+        await self.subscriptions.unsubscribe(uri)
+
+    async def subscribe_for(self, session: Session, uri: str) -> None:
+        """``session``'s client subscribes to ``uri``, until it unsubscribes or its session ends."""
+        await self.subscriptions.subscribe_for(session, uri)
+
+    async def unsubscribe_for(self, session: Session, uri: str) -> None:
+        """``session``'s client unsubscribes from ``uri``."""
+        await self.subscriptions.unsubscribe_for(session, uri)
 
     async def set_level(self, level: str) -> None:
         """Ask the server for log messages from ``level`` up: the lowest level any client asked
-        for wins (each client gets what it asked for, filtered by the proxy)."""
+        for (with ``logging/setLevel``, or in a stateless request) wins; each client gets what
+        it asked for, filtered by the proxy."""
         if self._level is not None and _LOG_RANKS.index(self._level) <= _LOG_RANKS.index(level):
             return
         remote = await self._server()
-        if not remote.stateless:
+        if not remote.stateless and remote.server_capabilities.logging is not UNSET:
             await remote.set_logging_level(level)  # type: ignore[arg-type]
         self._level = level
-
-    def _seen(self, session: Session) -> None:
-        """``session``'s client sent a request: the latest seen, for what the server sends
-        outside calls (at most ``_MAX_SESSIONS_KEPT`` are kept, ended ones dropped first)."""
-        sessions = self._sessions
-        key = id(session)
-        if sessions.get(key) is session:
-            if next(reversed(sessions)) == key:
-                return
-            del sessions[key]
-        sessions[key] = session
-        if len(sessions) > _MAX_SESSIONS_KEPT:
-            for old in [k for k, s in sessions.items() if s.closed]:
-                del sessions[old]
-            while len(sessions) > _MAX_SESSIONS_KEPT:
-                del sessions[next(iter(sessions))]
 
     def _envelope(self, remote: RemoteServer, ctx: RequestContext[Any]) -> dict[str, Any]:
         """The stateless envelope of a session's request: the front client's capabilities and
@@ -327,116 +378,18 @@ class Upstream:
         meta[LOG_LEVEL] = ctx.session.log_level
         return meta
 
-    async def _answer_rounds(
-        self, remote: RemoteServer, method: str, sent: Any, raw: msgspec.Raw, progress: Any
-    ) -> msgspec.Raw:
-        """A stateless server's ``InputRequiredResult`` answered by the front client (asked
-        mid-call), and the request retried, until the server's final result."""
-        rounds = 0
-        spec = raw_request(method)
-        while (asked := input_required(raw)) is not None:
-            rounds += 1
-            if rounds > self.max_input_rounds:
-                raise InputRoundsExceeded(method, self.max_input_rounds)
-            responses = await answer_input_requests(remote.session, method, asked, rounds)
-            retry = dict(sent)
-            if responses is not None:
-                retry["inputResponses"] = responses
-            if asked.request_state is not None:
-                retry["requestState"] = asked.request_state
-            raw = await remote.session.request(spec, retry, timeout=self.request_timeout, progress=progress)
-        return raw
-
-    async def _held_round(
-        self, remote: RemoteServer, method: str, params: msgspec.Raw, ctx: RequestContext[Any]
-    ) -> msgspec.Raw:
-        """One round of a stateless request to a server of a session (see :mod:`.held`)."""
-        envelope = ctx.envelope
-        assert envelope is not None and self._tasks is not None
-        if envelope.request_state is not None or envelope.input_responses is not None:
-            held = self.held.take(envelope.request_state, envelope.input_responses)
-            held.ctx = ctx
-        else:
-            held = HeldCall(ctx)
-            progress = _progress_to_held(held) if ctx.progress_token is not None else None
-            self._tasks.start_soon(self._run_held, remote, method, strip_envelope(params), held, progress)
-        try:
-            outcome = await held.next()
-        except BaseException:
-            held.close()  # the client went away: the server's call is cancelled
-            raise
-        if outcome.question is not None:
-            held.pending = outcome.question
-            return ask_in_round(outcome.question, self.held.hold(held, self._tasks))
-        held.close()
-        if outcome.error is not None:
-            raise outcome.error
-        assert outcome.result is not None
-        return outcome.result
-
-    async def _run_held(
-        self, remote: RemoteServer, method: str, sent: Any, held: HeldCall, progress: Any
-    ) -> None:
-        with held.scope, self.in_flight.tracking(FrontCall(held.ctx, held)):
-            try:
-                raw = await remote.session.request(raw_request(method), sent, progress=progress)
-            except McpError as exc:
-                held.finish(error=exc)
-            else:
-                held.finish(result=raw)
-
     # -- what the server sends -------------------------------------------------------------
 
-    async def _ask(self, params: Any, ctx: RequestContext[Any]) -> msgspec.Raw:
-        """A question of the server's (sampling, elicitation, roots), put to a client."""
-        method = ctx.method
-        call = self.in_flight.owner(method)
-        if call is not None:
-            if call.held is not None:
-                answer: msgspec.Raw = await call.held.ask(method, params)
-                return answer
-            result: msgspec.Raw = await call.ctx.request(raw_request(method, _TO_CLIENT), params)
-            return result
-        for session in reversed(list(self._sessions.values())):
-            if session.closed:
-                continue
-            capabilities = session.connection.peer.capabilities
-            capability = CAPABILITY_OF[method]
-            if capabilities is not None and getattr(capabilities, capability, None) is not None:
-                found: msgspec.Raw = await session.request(raw_request(method, _TO_CLIENT), params)
-                return found
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: no client of the proxy can answer {method} now")
-
-    async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
-        logger = params.logger if isinstance(params.logger, str) else None
-        call = self.in_flight.owner("notifications/message")
-        if call is not None:
-            ctx = call.held.ctx if call.held is not None else call.ctx
-            await ctx.log(params.level, params.data, logger)
-            return
-        for session in list(self._sessions.values()):
-            if not session.closed:
-                try:
-                    await RequestContext(session, None, "notifications/message", None).log(
-                        params.level, params.data, logger
-                    )
-                except McpError:  # this client asked for none
-                    pass
-
     async def _changed(self, params: Any, ctx: RequestContext[Any]) -> None:
+        await self._tell(ctx.method, params)
+
+    async def _tell(self, method: str, params: Any) -> None:
         if self.on_change is not None:
-            await self.on_change(ctx.method, params)
+            await self.on_change(method, params)
 
 
 def _progress_to(ctx: RequestContext[Any]) -> Callable[[float, float | None, str | None], Awaitable[None]]:
     return ctx.report_progress
-
-
-def _progress_to_held(held: HeldCall) -> Callable[[float, float | None, str | None], Awaitable[None]]:
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        await held.ctx.report_progress(progress, total, message)
-
-    return report
 
 
 def _version() -> str:

@@ -41,15 +41,20 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def auth_from_arguments(args: argparse.Namespace, served_url: str) -> ResourceServerAuth | None:
+def auth_from_arguments(
+    args: argparse.Namespace, served_url: str, *, over_http: bool | None = None
+) -> ResourceServerAuth | None:
     """The settings the options give (``None`` without ``--auth-issuer``); ``ValueError`` for
-    options that do not go together or a bad URL."""
+    options that do not go together or a bad URL. ``over_http``: whether the server is served
+    over HTTP (default: ``serve``'s ``--transport http``)."""
     issuer: str | None = args.auth_issuer
     if issuer is None:
         if args.auth_jwks_url or args.auth_introspection_url or args.auth_audience or args.auth_scopes:
             raise ValueError("the --auth-* options need --auth-issuer")
         return None
-    if args.transport != "http":
+    if over_http is None:
+        over_http = args.transport == "http"
+    if not over_http:
         raise ValueError("--auth-issuer protects an HTTP server: add --transport http")
     scopes = [scope.strip() for scope in args.auth_scopes.split(",") if scope.strip()]
     return ResourceServerAuth(
