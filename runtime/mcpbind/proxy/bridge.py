@@ -110,6 +110,7 @@ class RoundBridge:
             except McpError as exc:
                 held.finish(error=exc)
             else:
+                await remote.session.notifications_handled()  # (log messages before the answer)
                 held.finish(result=raw)
 
 

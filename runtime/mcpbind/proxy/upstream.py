@@ -328,6 +328,8 @@ class Upstream:
                 )
                 if remote.stateless and not front_stateless and method in MRTR_METHODS:
                     raw = await self.rounds.answer_rounds(remote, method, sent, raw, progress)
+                # What the server sent before its answer (log messages) goes out before it.
+                await remote.session.notifications_handled()
             return raw
 
     async def notify(self, method: str, params: msgspec.Raw) -> None:

@@ -134,6 +134,7 @@ class Session(Sender):
         "_handlers",
         "_inline",
         "_input_done",
+        "_notes_queued",
         "_notifications",
         "_peer_gone",
         "_ready",
@@ -200,6 +201,7 @@ class Session(Sender):
         self._notifications: (
             MemoryObjectSendStream[tuple[NotificationHandler, NotificationReceived]] | None
         ) = None
+        self._notes_queued = 0  # notifications queued for their handlers and not handled yet
         self._inline = False
         # ``closed`` (Sender's): no more traffic; ``_ended``: and nothing of the session runs
         # any more (``_finished`` is set then, if someone waits).
@@ -401,6 +403,7 @@ class Session(Sender):
                     ](self.max_pending_requests)
                     self._notifications = send
                     self._workers_group.start_soon(self._dispatch_notifications, receive)
+                self._notes_queued += 1
                 await self._notifications.send((handler, event))
         elif isinstance(event, CancelRequested):
             self.cancel_received(event.request_id)
@@ -418,7 +421,7 @@ class Session(Sender):
         wants seen first. Returns at once where there is nothing queued, and after ``timeout``
         seconds if the session is ending meanwhile."""
         queue = self._notifications
-        if queue is None:
+        if queue is None or self._notes_queued == 0:
             return
         done = anyio.Event()
 
@@ -540,7 +543,11 @@ class Session(Sender):
         assert context is not None
         async with queue:
             async for handler, event in queue:
-                await self._notify_handler(handler, event, context.copy())
+                try:
+                    await self._notify_handler(handler, event, context.copy())
+                finally:
+                    if event.method:  # (not a mark of notifications_handled)
+                        self._notes_queued -= 1
 
     async def _notify_handler(
         self, handler: NotificationHandler, event: NotificationReceived, context: contextvars.Context
