@@ -30,6 +30,7 @@ from mcpbind.protocol.envelope import (
     is_modern_meta,
     params_meta,
     read_envelope,
+    with_progress_token,
 )
 from mcpbind.protocol.errors import (
     INTERNAL_ERROR,
@@ -434,7 +435,7 @@ class Connection:
         self._next_id += 1
         ident = self._next_id
         if progress:
-            params = _with_progress_token(params, ident)
+            params = with_progress_token(params, ident)
         self._pending[ident] = spec
         if spec.method == "initialize":
             self.phase = Phase.INITIALIZING
@@ -644,16 +645,3 @@ class Connection:
 
 
 _EMPTY = types.Result()
-
-
-def _with_progress_token(params: Any, token: RequestId) -> Any:
-    """``params`` with ``_meta.progressToken`` set to ``token``: a params struct, a mapping, or
-    params kept as received (``msgspec.Raw``, decoded for it: a proxy's request asking for
-    progress is the one it re-encodes)."""
-    if type(params) is msgspec.Raw:
-        params = msgspec.json.decode(params) if params else {}
-    if isinstance(params, dict):
-        meta = params.get("_meta")
-        return {**params, "_meta": {**(meta if isinstance(meta, dict) else {}), "progressToken": token}}
-    meta = params.meta if isinstance(getattr(params, "meta", UNSET), dict) else {}
-    return msgspec.structs.replace(params, meta={**meta, "progressToken": token})

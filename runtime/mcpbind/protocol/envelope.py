@@ -33,6 +33,7 @@ __all__ = [
     "is_modern_meta",
     "params_meta",
     "read_envelope",
+    "with_progress_token",
 ]
 
 PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -175,3 +176,16 @@ def envelope_meta(
     if log_level is not None:
         meta[LOG_LEVEL] = log_level
     return meta
+
+
+def with_progress_token(params: Any, token: int | str) -> Any:
+    """``params`` with ``_meta.progressToken`` set to ``token``: a params struct, a mapping, or
+    params kept as received (``msgspec.Raw``, decoded for it: a proxy's request asking for
+    progress is the one it re-encodes)."""
+    if type(params) is msgspec.Raw:
+        params = msgspec.json.decode(params) if params else {}
+    if isinstance(params, dict):
+        meta = params.get("_meta")
+        return {**params, "_meta": {**(meta if isinstance(meta, dict) else {}), "progressToken": token}}
+    meta = params.meta if isinstance(getattr(params, "meta", UNSET), dict) else {}
+    return msgspec.structs.replace(params, meta={**meta, "progressToken": token})

@@ -17,14 +17,13 @@ import contextvars
 import functools
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from types import CoroutineType, TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpbind import fastpath, types
 from mcpbind.exception_groups import only_error
@@ -50,6 +49,7 @@ from mcpbind.runtime.context import LOG_LEVELS as LOG_LEVELS
 from mcpbind.runtime.context import ClientContext, RequestContext, ServerContext, require_logging, sends_logs
 from mcpbind.runtime.handlers import HANDLED_BY_SESSION, HandlerRegistry, NotificationHandler, RequestHandler
 from mcpbind.runtime.lifespan import Lifespan
+from mcpbind.runtime.notification_queue import NotificationQueue, run_in
 from mcpbind.runtime.rounds import RoundsPolicy, serve_in_rounds
 from mcpbind.runtime.sender import SESSION_CLOSED, ProgressCallback, Sender, Spawn
 from mcpbind.runtime.workers import Workers
@@ -76,20 +76,6 @@ __all__ = [
 log = logging.getLogger("mcpbind")
 
 R = TypeVar("R")
-
-
-async def _run_in(context: contextvars.Context, function: Callable[..., Awaitable[R]], *args: Any) -> R:
-    """Await ``function(*args)`` with every step of it run in ``context`` (see
-    :func:`~mcpbind.fastpath.first_step`)."""
-    run = context.run
-    call = run(function, *args)
-    if type(call) is not CoroutineType:
-        call = awaited(call)
-    done, value = first_step(call, run)
-    if done:
-        result: R = value
-        return result
-    return await finish(call, value, run)
 
 
 class Session(Sender):
@@ -134,7 +120,6 @@ class Session(Sender):
         "_handlers",
         "_inline",
         "_input_done",
-        "_notes_queued",
         "_notifications",
         "_peer_gone",
         "_ready",
@@ -198,10 +183,7 @@ class Session(Sender):
         # ``async with session``: the peer going away stops them, never the caller's block.
         self._workers_group: anyio.abc.TaskGroup | None = None
         self._workers: Workers | None = None
-        self._notifications: (
-            MemoryObjectSendStream[tuple[NotificationHandler, NotificationReceived]] | None
-        ) = None
-        self._notes_queued = 0  # notifications queued for their handlers and not handled yet
+        self._notifications: NotificationQueue | None = None
         self._inline = False
         # ``closed`` (Sender's): no more traffic; ``_ended``: and nothing of the session runs
         # any more (``_finished`` is set then, if someone waits).
@@ -394,17 +376,14 @@ class Session(Sender):
         elif isinstance(event, NotificationReceived):
             handler = self.notification_handlers.get(event.method)
             if handler is not None:
-                # One task runs notification handlers in the order they arrived; the reader
-                # goes on unless that many are waiting (then it waits: backpressure).
-                if self._notifications is None:
-                    assert self._workers_group is not None
-                    send, receive = anyio.create_memory_object_stream[
-                        tuple[NotificationHandler, NotificationReceived]
-                    ](self.max_pending_requests)
-                    self._notifications = send
-                    self._workers_group.start_soon(self._dispatch_notifications, receive)
-                self._notes_queued += 1
-                await self._notifications.send((handler, event))
+                # One task runs notification handlers in the order they arrived (see
+                # mcpbind.runtime.notification_queue), made at the first.
+                queue = self._notifications
+                if queue is None:
+                    assert self._workers_group is not None and self._context is not None
+                    queue = self._notifications = NotificationQueue(self.max_pending_requests)
+                    self._workers_group.start_soon(queue.run, self._notify_handler, self._context)
+                await queue.put(handler, event)
         elif isinstance(event, CancelRequested):
             self.cancel_received(event.request_id)
         elif isinstance(event, ProgressReceived):
@@ -420,20 +399,8 @@ class Session(Sender):
         caller must do before acting on a response that the peer sent after notifications it
         wants seen first. Returns at once where there is nothing queued, and after ``timeout``
         seconds if the session is ending meanwhile."""
-        queue = self._notifications
-        if queue is None or self._notes_queued == 0:
-            return
-        done = anyio.Event()
-
-        async def mark(params: Any, ctx: RequestContext[Any]) -> None:
-            done.set()
-
-        with anyio.move_on_after(timeout):
-            try:
-                await queue.send((mark, NotificationReceived("", None)))
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                return
-            await done.wait()
+        if self._notifications is not None:
+            await self._notifications.handled(timeout)
 
     def is_handling(self, ident: RequestId) -> bool:
         """Whether the received request ``ident`` is being handled (not answered yet)."""
@@ -536,24 +503,11 @@ class Session(Sender):
             if self._inline and self.closed and not self._handlers:
                 self._finish()  # the last handler of an ended session
 
-    async def _dispatch_notifications(
-        self, queue: anyio.abc.ObjectReceiveStream[tuple[NotificationHandler, NotificationReceived]]
-    ) -> None:
-        context = self._context
-        assert context is not None
-        async with queue:
-            async for handler, event in queue:
-                try:
-                    await self._notify_handler(handler, event, context.copy())
-                finally:
-                    if event.method:  # (not a mark of notifications_handled)
-                        self._notes_queued -= 1
-
     async def _notify_handler(
         self, handler: NotificationHandler, event: NotificationReceived, context: contextvars.Context
     ) -> None:
         try:
-            await _run_in(context, handler, event.params, RequestContext(self, None, event.method, None))
+            await run_in(context, handler, event.params, RequestContext(self, None, event.method, None))
         except Exception:
             log.exception("notification handler for %s failed", event.method)
 
