@@ -24,6 +24,9 @@ HTTP_DEPS = [
     "httpx>=0.28,<1",
     "httpx-sse>=0.4",
     "uvicorn>=0.30",
+    # What makes the embedded server fast where wheels exist (the http extra brings them too).
+    "httptools>=0.6; platform_python_implementation == 'CPython'",
+    "uvloop>=0.19; sys_platform != 'win32' and platform_python_implementation == 'CPython'",
     "hypercorn>=0.17",
     "sniffio>=1.3",
     "joserfc>=1.1",
@@ -33,8 +36,17 @@ HTTP_DEPS = [
 ]
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3", "fastmcp==4.2.3"]
-# The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
-BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3", "trio>=0.26"]
+# The peers the benchmarks compare against (the official SDK's wire types, untyped orjson); the
+# embedded HTTP servers bench/http_servers.py compares (hypercorn, Granian, uvloop).
+BENCH_DEPS = [
+    "orjson>=3.10",
+    "mcp-types>=2",
+    "mcp>=2.3,<3",
+    "trio>=0.26",
+    "hypercorn>=0.17",
+    "granian>=2.5",
+    "uvloop>=0.19; sys_platform != 'win32' and platform_python_implementation == 'CPython'",
+]
 
 
 # mcpbind's speed tricks (runtime/mcpbind/fastpath.py) are turned off by MCPBIND_FASTPATH=0.

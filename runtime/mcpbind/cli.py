@@ -3,6 +3,7 @@
     mcpbind serve path/to/server.py[:attr]        # or package.module[:attr]; stdio by default
     mcpbind serve server.py --transport http --port 8000    # Streamable HTTP at /mcp
     mcpbind serve server.py --transport http --header-timeout 5 --body-timeout 20
+    mcpbind serve server.py --transport http --loop asyncio   # not uvloop (used when installed)
     mcpbind serve server.py --transport http --workers 4 --store redis://127.0.0.1:6379/0
     mcpbind call "python server.py" tools/list
     mcpbind call "python server.py" tools/call echo --arg text=hello
@@ -42,6 +43,7 @@ from mcpbind import __version__
 from mcpbind.commands.call import add_call_arguments, check_call, run_call
 from mcpbind.commands.failures import CommandError, leaf, missing_extra
 from mcpbind.commands.loading import load_server
+from mcpbind.commands.loop_option import loop_options
 from mcpbind.commands.proxy import add_proxy_arguments, check_proxy, run_proxy
 from mcpbind.commands.serve import add_serve_arguments, serve
 
@@ -71,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             return serve(args)
         if args.command == "proxy":
             check_proxy(args)
-            proxy_code: int = anyio.run(run_proxy, args, backend=args.backend)
+            proxy_code: int = anyio.run(
+                run_proxy, args, backend=args.backend, backend_options=loop_options(args)
+            )
             return proxy_code
         check_call(args)
         code: int = anyio.run(run_call, args, backend=args.backend)

@@ -31,6 +31,7 @@ from mcpbind.client.cli_auth import add_auth_arguments, auth_arguments_error, co
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.commands.failures import CommandError, leaf
+from mcpbind.commands.loop_option import add_loop_argument
 from mcpbind.protocol.errors import McpError
 from mcpbind.proxy import ConfigError, Upstream, read_config, serving_gateway, serving_proxy, upstreams_of
 from mcpbind.proxy.health import HealthEndpoint
@@ -70,6 +71,7 @@ def add_proxy_arguments(proxy: argparse.ArgumentParser) -> None:
     proxy.add_argument(
         "--backend", choices=["asyncio", "trio"], default="asyncio", help="the event loop (default asyncio)"
     )
+    add_loop_argument(proxy)
     proxy.add_argument(
         "--timeout",
         type=float,

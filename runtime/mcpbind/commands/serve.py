@@ -1,4 +1,4 @@
-"""``mcpbind serve``: its options (the transport, where and how long HTTP waits; the workers and
+"""``mcpbind serve``: its options (the transport, the event loop, where and how long HTTP waits; the workers and
 the store, and the authorization a served server demands, from their own modules) and
 :func:`serve`, which loads the server and runs it until it is stopped."""
 
@@ -11,6 +11,7 @@ import anyio
 
 from mcpbind.commands.failures import CommandError, leaf
 from mcpbind.commands.loading import load_server
+from mcpbind.commands.loop_option import add_loop_argument, loop_options
 from mcpbind.server.auth.cli_options import add_auth_arguments, auth_from_arguments
 from mcpbind.server.workers.command import (
     add_worker_arguments,
@@ -46,6 +47,7 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         default="asyncio",
         help="the event loop (default asyncio; trio needs the trio extra)",
     )
+    add_loop_argument(serve)
     serve.add_argument("--path", default="/mcp", help="HTTP: the endpoint's path (default /mcp)")
     serve.add_argument("--stateless", action="store_true", help="HTTP without sessions")
     serve.add_argument("--json-response", action="store_true", help="answer HTTP requests as JSON, not SSE")
@@ -85,9 +87,10 @@ def serve(args: argparse.Namespace) -> int:
         _check_store(args)  # (once, before any worker starts: workers given --listen-fd do not)
     if args.workers > 1 and args.listen_fd is None:
         return _supervise(args)
+    backend_options = loop_options(args)
     server = load_server(args.target)
     if args.transport == "stdio":
-        server.run_stdio_sync(args.backend)
+        anyio.run(server.run_stdio, backend=args.backend, backend_options=backend_options)
         return 0
     options: dict[str, Any] = {"path": args.path}
     if args.stateless:
@@ -107,7 +110,9 @@ def serve(args: argparse.Namespace) -> int:
     except ValueError as bad:
         raise CommandError(f"--listen-fd/--supervisor-fd: {bad}", 2) from None
     try:
-        anyio.run(serve_http, server, args, store, options, backend=args.backend)
+        anyio.run(
+            serve_http, server, args, store, options, backend=args.backend, backend_options=backend_options
+        )
     except BaseException as exc:
         in_use = leaf(exc, OSError)  # the address is in use, say
         if in_use is None or leaf(exc, KeyboardInterrupt) is not None:

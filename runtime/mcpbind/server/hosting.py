@@ -7,8 +7,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-import anyio
-
+from mcpbind import event_loop
 from mcpbind.transports.base import Transport
 from mcpbind.transports.http.endpoint import ServerEndpoint
 
@@ -38,9 +37,11 @@ class Hosting:
         async with stdio_server_transport(**kwargs) as transport:
             await self.run(transport)
 
-    def run_stdio_sync(self, backend: str = "asyncio") -> None:
-        """Blocking :meth:`run_stdio`, for a script's ``main``."""
-        anyio.run(self.run_stdio, backend=backend)
+    def run_stdio_sync(self, backend: str = "asyncio", loop: str = "auto") -> None:
+        """Blocking :meth:`run_stdio`, for a script's ``main``; on asyncio, ``loop`` is uvloop
+        when installed (``"auto"``), asyncio's own (``"asyncio"``) or uvloop (``"uvloop"``; see
+        :mod:`mcpbind.event_loop`)."""
+        event_loop.run(self.run_stdio, backend=backend, loop=loop)
 
     @overload
     def http_app(self: EndpointT, *, auth: None = None, **options: Any) -> StreamableHTTPApp[EndpointT]: ...
@@ -91,7 +92,12 @@ class Hosting:
         host: str = "127.0.0.1",
         port: int = 8000,
         backend: str = "asyncio",
+        loop: str = "auto",
         **options: Any,
     ) -> None:
-        """Blocking :meth:`run_http`, for a script's ``main``."""
-        anyio.run(functools.partial(Hosting.run_http, self, host, port, **options), backend=backend)
+        """Blocking :meth:`run_http`, for a script's ``main``; on asyncio, ``loop`` is uvloop
+        when installed (``"auto"``), asyncio's own (``"asyncio"``) or uvloop (``"uvloop"``; see
+        :mod:`mcpbind.event_loop`)."""
+        event_loop.run(
+            functools.partial(Hosting.run_http, self, host, port, **options), backend=backend, loop=loop
+        )
