@@ -1,10 +1,13 @@
-"""Which event loop a command or a ``run_*_sync`` convenience runs on: uvloop under asyncio when it
-is importable (the ``http`` extra installs it where wheels exist), asyncio's own loop otherwise
-or when asked for (:func:`run`, :data:`LOOPS`).
+"""Which event loop a command or a ``run_*_sync`` convenience runs on: for serving HTTP, uvloop
+under asyncio when it is importable (the ``http`` extra installs it where wheels exist), asyncio's
+own loop otherwise or when asked for (:func:`run`, :data:`LOOPS`).
 
 ``loop`` is one of:
 
-* ``"auto"`` (the default): uvloop if it can be imported, else asyncio's loop;
+* ``"auto"`` (the default): where uvloop is preferred (``prefer_uvloop``: serving HTTP), uvloop
+  if it can be imported, else asyncio's loop; elsewhere (stdio) asyncio's loop, as uvloop
+  measured no faster there and costs its import and about 2 MiB of memory (``bench/README.md``,
+  "Embedded HTTP servers");
 * ``"uvloop"``: uvloop, or :class:`LoopUnavailable` when it cannot be imported;
 * ``"asyncio"``: asyncio's own loop.
 
@@ -40,10 +43,10 @@ def uvloop_available() -> bool:
         return False
 
 
-def backend_options(backend: str, loop: str = "auto") -> dict[str, Any]:
+def backend_options(backend: str, loop: str = "auto", *, prefer_uvloop: bool = True) -> dict[str, Any]:
     """``anyio.run``'s ``backend_options`` for ``loop`` on ``backend`` (see the module's
-    docstring); :class:`LoopUnavailable` for uvloop that cannot be had, :class:`ValueError`
-    for a ``loop`` not in :data:`LOOPS`."""
+    docstring; ``prefer_uvloop``: whether ``"auto"`` takes uvloop when it can); :class:`LoopUnavailable`
+    for uvloop that cannot be had, :class:`ValueError` for a ``loop`` not in :data:`LOOPS`."""
     if loop not in LOOPS:
         raise ValueError(f"loop must be one of {', '.join(LOOPS)}, not {loop!r}")
     if backend != "asyncio":
@@ -61,7 +64,7 @@ def backend_options(backend: str, loop: str = "auto") -> dict[str, Any]:
                 "pip install uvloop (or mcpbind[http]), or use the asyncio loop"
             ) from None
         return {"use_uvloop": True}
-    return {"use_uvloop": True} if _importable_uvloop() else {}
+    return {"use_uvloop": True} if prefer_uvloop and _importable_uvloop() else {}
 
 
 def _importable_uvloop() -> bool:
@@ -80,7 +83,9 @@ def run(
     *args: Any,
     backend: str = "asyncio",
     loop: str = "auto",
+    prefer_uvloop: bool = True,
 ) -> T:
     """``anyio.run(func, *args, backend=backend)`` on the loop ``loop`` names (see the module's
-    docstring)."""
-    return anyio.run(func, *args, backend=backend, backend_options=backend_options(backend, loop))
+    docstring and :func:`backend_options`)."""
+    options = backend_options(backend, loop, prefer_uvloop=prefer_uvloop)
+    return anyio.run(func, *args, backend=backend, backend_options=options)

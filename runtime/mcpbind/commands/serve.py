@@ -87,7 +87,7 @@ def serve(args: argparse.Namespace) -> int:
         _check_store(args)  # (once, before any worker starts: workers given --listen-fd do not)
     if args.workers > 1 and args.listen_fd is None:
         return _supervise(args)
-    backend_options = loop_options(args)
+    backend_options = loop_options(args, prefer_uvloop=args.transport == "http")
     server = load_server(args.target)
     if args.transport == "stdio":
         anyio.run(server.run_stdio, backend=args.backend, backend_options=backend_options)

@@ -38,10 +38,9 @@ class Hosting:
             await self.run(transport)
 
     def run_stdio_sync(self, backend: str = "asyncio", loop: str = "auto") -> None:
-        """Blocking :meth:`run_stdio`, for a script's ``main``; on asyncio, ``loop`` is uvloop
-        when installed (``"auto"``), asyncio's own (``"asyncio"``) or uvloop (``"uvloop"``; see
-        :mod:`mcpbind.event_loop`)."""
-        event_loop.run(self.run_stdio, backend=backend, loop=loop)
+        """Blocking :meth:`run_stdio`, for a script's ``main``; on asyncio, ``loop`` is asyncio's
+        own (``"auto"`` or ``"asyncio"``) or uvloop (``"uvloop"``; see :mod:`mcpbind.event_loop`)."""
+        event_loop.run(self.run_stdio, backend=backend, loop=loop, prefer_uvloop=False)
 
     @overload
     def http_app(self: EndpointT, *, auth: None = None, **options: Any) -> StreamableHTTPApp[EndpointT]: ...
