@@ -170,6 +170,8 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
         # The tools, resources and prompts of the decorators, and the handlers answering from them.
         self._catalog = Catalog(page_size=page_size, max_uri_length=max_uri_length)
+        # Listings answer encoded pages kept between calls, typed ones where middleware may read them.
+        self._catalog.typed_results = lambda: bool(self.middleware)
         self.required_scopes = RequiredScopes()  # (``scopes=`` of the decorators: mcpbind.server.auth)
         self._listeners = Listeners(self._catalog.check_uri, max_backlog=max_listen_backlog)
         self._broadcasts = Broadcasts(self._catalog.check_uri, self._listeners)
