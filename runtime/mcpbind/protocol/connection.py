@@ -655,7 +655,9 @@ class Connection:
         spec = schema_for(version).methods.REQUESTS.get(method)
         if spec is None:
             return value.raw()
-        return value.derived(("down", version), lambda raw: msgspec.Raw(msgspec.json.encode(spec.decode_result(raw))))
+        return value.derived(
+            ("down", version), lambda raw: msgspec.Raw(msgspec.json.encode(spec.decode_result(raw)))
+        )
 
 
 _EMPTY = types.Result()

@@ -66,8 +66,8 @@ def encode_result(
     result's own ``_meta``) and, for a complete result, the caching ``hint``. The
     handler-facing result is encoded as it is and these members put in front of its own."""
     if type(result) is Encoded:
-        head, rest = result.derived(_SPLIT, _split)
-        return _encode_raw_result(ident, result.raw(), info, encoded_info, hint, head, rest)
+        known, rest = result.derived(_SPLIT, _split)
+        return _encode_raw_result(ident, result.raw(), info, encoded_info, hint, known, rest)
     if type(result) is msgspec.Raw:
         return _encode_raw_result(ident, result, info, encoded_info, hint)
     meta = getattr(result, "meta", UNSET)

@@ -239,7 +239,12 @@ class Catalog:
             page = paginate(self._resource_list(), params.cursor, self.page_size)
             return types.ListResourcesResult(resources=page.items, next_cursor=page.next_cursor)
         return self._listings.page(
-            "resource", len(self._resources), self._resource_list, params.cursor, self.page_size, _resources_page
+            "resource",
+            len(self._resources),
+            self._resource_list,
+            params.cursor,
+            self.page_size,
+            _resources_page,
         )
 
     async def list_resource_templates(
@@ -247,7 +252,9 @@ class Catalog:
     ) -> types.ListResourceTemplatesResult | Encoded[types.ListResourceTemplatesResult]:
         if self.typed_results():
             page = paginate(self._template_list(), params.cursor, self.page_size)
-            return types.ListResourceTemplatesResult(resource_templates=page.items, next_cursor=page.next_cursor)
+            return types.ListResourceTemplatesResult(
+                resource_templates=page.items, next_cursor=page.next_cursor
+            )
         templates = self._resource_templates
         return self._listings.page(
             "template", len(templates), self._template_list, params.cursor, self.page_size, _templates_page

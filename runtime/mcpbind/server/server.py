@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import anyio
 
@@ -30,6 +30,7 @@ from mcpbind.server.fanout import sharing
 from mcpbind.server.handler_objects import handlers_of
 from mcpbind.server.hosting import Hosting
 from mcpbind.server.listen import Listeners
+from mcpbind.server.registering import RegistersHandler
 from mcpbind.server.scopes import RequiredScopes
 from mcpbind.server.tasks.support import TaskSupport
 from mcpbind.store.base import Store
@@ -445,11 +446,11 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
 
     # -- registration ---------------------------------------------------------------------
 
-    def on(
-        self, spec: RequestSpec[P, R, ToServer]
-    ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
+    def on(self, spec: RequestSpec[P, R, ToServer]) -> RegistersHandler[P, R]:
         """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`); a method only
         a client receives (``methods.ROOTS_LIST``) is a type error, and ``ValueError`` at run time.
+        The handler returns the method's result, or that result already encoded
+        (``Encoded[R]``, :mod:`mcpbind.protocol.encoded`), sent as it is.
 
         ``ValueError`` for a method the tools, resources or prompts registered with the
         decorators answer (``tools/list``, ``tools/call``, ``resources/list``,
@@ -458,13 +459,11 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         """
         decorate = super().on(spec)
 
-        def register(
-            handler: Callable[[P, RequestContext], Awaitable[R]],
-        ) -> Callable[[P, RequestContext], Awaitable[R]]:
+        def register(handler: Callable[[P, RequestContext], Awaitable[Any]]) -> Any:
             self._catalog.check_free(self.request_handlers, spec.method)
             return decorate(handler)
 
-        return register
+        return cast("RegistersHandler[P, R]", register)
 
     def add_handlers(self, handlers: HandlerObject) -> None:
         """Register every ``on_<method>`` of ``handlers``, whose class subclasses the protocols
