@@ -342,6 +342,7 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
         "sends), ``ClientHandlers`` what a client may handle. Each handler is also its own",
         "protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the",
         "signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.",
+        "A request's handler returns its result, or that result already encoded (``Encoded``).",
         "``HANDLER_METHODS`` maps each handler's name to the wire method it answers.",
         '"""',
         "",
@@ -350,6 +351,8 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
         "from collections.abc import Mapping",
         "from types import MappingProxyType",
         "from typing import Any, Final, Protocol, TypeVar",
+        "",
+        "from mcpbind.protocol.encoded import Encoded",
         "",
         "from .structs import (",
         *[f"    {n}," for n in imported],
@@ -371,7 +374,8 @@ def stubs_module(pin: Pin, model: SchemaModel) -> str:
     for mixin in mixins:
         m = by_mixin[mixin]
         direction = m.direction.replace("_", " ").lower()
-        returns = m.result if m.kind == "request" else "None"
+        # A request's handler may return its result already encoded too.
+        returns = f"{m.result} | Encoded[{m.result}]" if m.kind == "request" else "None"
         lines += [
             "",
             f"class {mixin}(Protocol[CtxT]):",

@@ -1,7 +1,8 @@
 """A stdio MCP server built on the typed handler protocols alone.
 
 It has one tool, ``echo`` {text}, which answers with the text as text content. ``--tools N``
-registers N more tools (``tool_0`` ... ``tool_{N-1}``, each echoing too) for benchmarks.
+registers N more tools (``tool_0`` ... ``tool_{N-1}``, each echoing too) for benchmarks. The
+tools never change, so their listing is encoded once (``Encoded``) and sent as it is.
 
     python examples/echo_server.py [--tools N] [--backend asyncio|trio]
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from mcpbind.protocol.encoded import Encoded
 from mcpbind.protocol.errors import INVALID_PARAMS, McpError
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
@@ -31,11 +33,11 @@ class EchoTools(HandlesToolsList[RequestContext], HandlesToolsCall[RequestContex
             for name in names
         ]
         self.names = frozenset(names)
-        self.listing = types.ListToolsResult(tools=self.tools)
+        self.listing = Encoded.of(types.ListToolsResult(tools=self.tools))
 
     async def on_tools_list(
         self, params: types.PaginatedRequestParams, ctx: RequestContext, /
-    ) -> types.ListToolsResult:
+    ) -> Encoded[types.ListToolsResult]:
         return self.listing
 
     async def on_tools_call(

@@ -23,6 +23,7 @@ from mcpbind import types
 from mcpbind.protocol.client_capabilities import CLIENT_CAPABILITY_FOR, missing_client_capability
 from mcpbind.protocol.codecs import shared_codec
 from mcpbind.protocol.delivery import FULL_DELIVERY, Delivery
+from mcpbind.protocol.encoded import Encoded
 from mcpbind.protocol.envelope import (
     MODERN_ONLY_METHODS,
     REMOVED_METHODS,
@@ -623,6 +624,8 @@ class Connection:
     def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:
         """``value`` as the negotiated (older) version knows it: what it lacks is dropped."""
         version = self.protocol_version
+        if type(value) is Encoded and part == "result":
+            return self._down_encoded(method, value, version)
         if (
             version is None
             or version == CANONICAL_VERSION
@@ -642,6 +645,19 @@ class Connection:
             return value
         encoded = msgspec.json.encode(value)
         return spec.decode_params(encoded) if part == "params" else spec.decode_result(encoded)
+
+    @staticmethod
+    def _down_encoded(method: str, value: Encoded[Any], version: str | None) -> msgspec.Raw:
+        """An already encoded result, as it is (checked once) or, for an older version,
+        converted down once per version and kept with it."""
+        if version is None or version == CANONICAL_VERSION or version in MODERN_VERSIONS:
+            return value.raw()
+        spec = schema_for(version).methods.REQUESTS.get(method)
+        if spec is None:
+            return value.raw()
+        return value.derived(
+            ("down", version), lambda raw: msgspec.Raw(msgspec.json.encode(spec.decode_result(raw)))
+        )
 
 
 _EMPTY = types.Result()

@@ -9,6 +9,7 @@ import msgspec
 from msgspec import UNSET
 
 from mcpbind import types
+from mcpbind.protocol.encoded import Encoded
 from mcpbind.protocol.envelope import SERVER_INFO, Envelope
 from mcpbind.protocol.wire import Codec, RequestId
 
@@ -64,6 +65,9 @@ def encode_result(
     server's identity in ``_meta`` (``encoded_info``, from :func:`info_meta`; merged with the
     result's own ``_meta``) and, for a complete result, the caching ``hint``. The
     handler-facing result is encoded as it is and these members put in front of its own."""
+    if type(result) is Encoded:
+        known, rest = result.derived(_SPLIT, _split)
+        return _encode_raw_result(ident, result.raw(), info, encoded_info, hint, known, rest)
     if type(result) is msgspec.Raw:
         return _encode_raw_result(ident, result, info, encoded_info, hint)
     meta = getattr(result, "meta", UNSET)
@@ -90,17 +94,36 @@ class _ResultHead(msgspec.Struct):
 _RESULT_HEAD: Final = msgspec.json.Decoder(_ResultHead)
 
 
-def _encode_raw_result(
-    ident: RequestId, result: msgspec.Raw, info: types.Implementation, encoded_info: bytes, hint: bytes | None
-) -> bytes:
-    """A result kept as received (a proxy's): sent as it is when it says its ``resultType``
-    (a stateless server's answer), else given the members a stateless result carries, its own
-    ``_meta`` merged with the server's identity (decoded only then)."""
+# The key of what an Encoded result's bytes are split into, kept with them.
+_SPLIT: Final = "stateless-split"
+
+
+def _split(result: msgspec.Raw) -> tuple[_ResultHead | None, bytes]:
+    """The members of a result the stateless answer depends on (``None``: not an object), and
+    its bytes after the opening ``{``."""
     try:
         head = _RESULT_HEAD.decode(result)
     except msgspec.ValidationError:  # not an object: no result at all, sent for the client to refuse
-        return Codec.encode_result(ident, result)
-    if head.result_type is not UNSET:
+        return None, b""
+    return head, bytes(result).lstrip()[1:].lstrip()
+
+
+def _encode_raw_result(
+    ident: RequestId,
+    result: msgspec.Raw,
+    info: types.Implementation,
+    encoded_info: bytes,
+    hint: bytes | None,
+    head: _ResultHead | None = None,
+    rest: bytes | None = None,
+) -> bytes:
+    """A result kept as received (a proxy's) or encoded by its handler: sent as it is when it
+    says its ``resultType`` (a stateless server's answer), else given the members a stateless
+    result carries, its own ``_meta`` merged with the server's identity (decoded only then).
+    ``head`` and ``rest``: what :func:`_split` made of it, when known already."""
+    if rest is None:
+        head, rest = _split(result)
+    if head is None or head.result_type is not UNSET:
         return Codec.encode_result(ident, result)
     prefix = b'{"resultType":"complete",'
     if hint is not None and head.ttl_ms is UNSET:
@@ -110,6 +133,5 @@ def _encode_raw_result(
         whole["_meta"] = {**head.meta, SERVER_INFO: info}
         body = msgspec.json.encode(whole)
         return Codec.encode_result(ident, msgspec.Raw(prefix + body[1:]))
-    rest = bytes(result).lstrip()[1:].lstrip()  # after its ``{``
     combined = prefix + encoded_info + (rest if rest.startswith(b"}") else b"," + rest)
     return Codec.encode_result(ident, msgspec.Raw(combined))

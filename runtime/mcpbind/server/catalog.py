@@ -12,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UnsetType
+
 from mcpbind import types
+from mcpbind.protocol.encoded import Encoded
 from mcpbind.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError
 from mcpbind.runtime.context import RequestContext
+from mcpbind.server.listings import Listings
 from mcpbind.server.pagination import paginate
 
 if TYPE_CHECKING:
@@ -37,16 +41,24 @@ class Catalog:
     URI :meth:`check_uri` accepts (``resources/read`` here, and the server's
     ``resources/subscribe``); a longer one is refused with a -32602 error before any template
     is matched. Both may be changed at any time.
+
+    The listings' pages are encoded once and kept (:class:`~mcpbind.server.listings.Listings`)
+    until what they list changes: through the methods here, by assigning ``tools``... anew, or
+    by adding or removing an item of those dicts in place. ``typed_results()``: whether the
+    listings must answer typed results instead (a server with middleware, which may read or
+    change them), asked at each listing.
     """
 
     def __init__(self, *, page_size: int, max_uri_length: int) -> None:
         self.page_size = page_size
         self.max_uri_length = max_uri_length
-        self.tools: dict[str, FunctionTool] = {}
+        self._tools: dict[str, FunctionTool] = {}
         self._tool_definitions: list[types.Tool] | None = None
-        self.resources: dict[str, FunctionResource] = {}
-        self.resource_templates: list[FunctionResourceTemplate] = []
-        self.prompts: dict[str, FunctionPrompt] = {}
+        self._resources: dict[str, FunctionResource] = {}
+        self._resource_templates: list[FunctionResourceTemplate] = []
+        self._prompts: dict[str, FunctionPrompt] = {}
+        self._listings = Listings()
+        self.typed_results: Callable[[], bool] = lambda: False
         # Calls of tools that may run as tasks, or asked to (mcpbind.server.tasks), when set.
         self.task_calls: (
             Callable[[FunctionTool, types.CallToolRequestParams, RequestContext], Awaitable[Any]] | None
@@ -98,32 +110,76 @@ class Catalog:
         owner = self._handlers.get(method)
         return owner is not None and bool(registry.get(method) == owner[1])
 
+    # -- what it offers -----------------------------------------------------------------------
+
+    @property
+    def tools(self) -> dict[str, FunctionTool]:
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: dict[str, FunctionTool]) -> None:
+        self._tools = tools
+        self._tools_changed()
+
+    @property
+    def resources(self) -> dict[str, FunctionResource]:
+        return self._resources
+
+    @resources.setter
+    def resources(self, resources: dict[str, FunctionResource]) -> None:
+        self._resources = resources
+        self._listings.forget("resource")
+
+    @property
+    def resource_templates(self) -> list[FunctionResourceTemplate]:
+        return self._resource_templates
+
+    @resource_templates.setter
+    def resource_templates(self, templates: list[FunctionResourceTemplate]) -> None:
+        self._resource_templates = templates
+        self._listings.forget("template")
+
+    @property
+    def prompts(self) -> dict[str, FunctionPrompt]:
+        return self._prompts
+
+    @prompts.setter
+    def prompts(self, prompts: dict[str, FunctionPrompt]) -> None:
+        self._prompts = prompts
+        self._listings.forget("prompt")
+
     # -- changes ----------------------------------------------------------------------------
+
+    def _tools_changed(self) -> None:
+        self._tool_definitions = None
+        self._listings.forget("tool")
 
     def add_tool(self, tool: FunctionTool) -> None:
         """Add ``tool``, replacing the one of the same name if any."""
-        self.tools[tool.name] = tool
-        self._tool_definitions = None
+        self._tools[tool.name] = tool
+        self._tools_changed()
 
     def remove_tool(self, name: str) -> None:
         """Remove the tool ``name``; ``KeyError`` if there is none."""
-        del self.tools[name]
-        self._tool_definitions = None
+        del self._tools[name]
+        self._tools_changed()
 
     def add_resource(self, resource: FunctionResource) -> None:
         """Add ``resource``, replacing the one at the same URI if any."""
-        self.resources[resource.uri] = resource
+        self._resources[resource.uri] = resource
+        self._listings.forget("resource")
 
     def remove_resource(self, uri: str) -> None:
         """Remove the resource at ``uri``; ``KeyError`` if there is none."""
-        del self.resources[uri]
+        del self._resources[uri]
+        self._listings.forget("resource")
 
     def add_resource_template(self, template: FunctionResourceTemplate) -> None:
         """Add ``template`` last, replacing the one of the same template if any (the list is
         replaced, never changed in place)."""
         uri_template = str(template.template)
         self.resource_templates = [
-            *(t for t in self.resource_templates if str(t.template) != uri_template),
+            *(t for t in self._resource_templates if str(t.template) != uri_template),
             template,
         ]
 
@@ -137,21 +193,30 @@ class Catalog:
 
     def add_prompt(self, prompt: FunctionPrompt) -> None:
         """Add ``prompt``, replacing the one of the same name if any."""
-        self.prompts[prompt.name] = prompt
+        self._prompts[prompt.name] = prompt
+        self._listings.forget("prompt")
 
     def remove_prompt(self, name: str) -> None:
         """Remove the prompt ``name``; ``KeyError`` if there is none."""
-        del self.prompts[name]
+        del self._prompts[name]
+        self._listings.forget("prompt")
 
     # -- the handlers -----------------------------------------------------------------------
 
+    def _tool_list(self) -> list[types.Tool]:
+        if self._tool_definitions is None or len(self._tool_definitions) != len(self._tools):
+            self._tool_definitions = [tool.definition() for tool in self._tools.values()]
+        return self._tool_definitions
+
     async def list_tools(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListToolsResult:
-        if self._tool_definitions is None:  # built once per change of the tool set, not per call
-            self._tool_definitions = [tool.definition() for tool in self.tools.values()]
-        page = paginate(self._tool_definitions, params.cursor, self.page_size)
-        return types.ListToolsResult(tools=page.items, next_cursor=page.next_cursor)
+    ) -> types.ListToolsResult | Encoded[types.ListToolsResult]:
+        if self.typed_results():
+            page = paginate(self._tool_list(), params.cursor, self.page_size)
+            return types.ListToolsResult(tools=page.items, next_cursor=page.next_cursor)
+        return self._listings.page(
+            "tool", len(self._tools), self._tool_list, params.cursor, self.page_size, _tools_page
+        )
 
     async def call_tool(self, params: types.CallToolRequestParams, ctx: RequestContext) -> Any:
         tool = self.tools.get(params.name)
@@ -161,17 +226,39 @@ class Catalog:
             return await self.task_calls(tool, params, ctx)
         return await tool.call(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
 
+    def _resource_list(self) -> list[types.Resource]:
+        return [r.definition() for r in self._resources.values()]
+
+    def _template_list(self) -> list[types.ResourceTemplate]:
+        return [t.definition() for t in self._resource_templates]
+
     async def list_resources(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListResourcesResult:
-        page = paginate([r.definition() for r in self.resources.values()], params.cursor, self.page_size)
-        return types.ListResourcesResult(resources=page.items, next_cursor=page.next_cursor)
+    ) -> types.ListResourcesResult | Encoded[types.ListResourcesResult]:
+        if self.typed_results():
+            page = paginate(self._resource_list(), params.cursor, self.page_size)
+            return types.ListResourcesResult(resources=page.items, next_cursor=page.next_cursor)
+        return self._listings.page(
+            "resource",
+            len(self._resources),
+            self._resource_list,
+            params.cursor,
+            self.page_size,
+            _resources_page,
+        )
 
     async def list_resource_templates(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListResourceTemplatesResult:
-        page = paginate([t.definition() for t in self.resource_templates], params.cursor, self.page_size)
-        return types.ListResourceTemplatesResult(resource_templates=page.items, next_cursor=page.next_cursor)
+    ) -> types.ListResourceTemplatesResult | Encoded[types.ListResourceTemplatesResult]:
+        if self.typed_results():
+            page = paginate(self._template_list(), params.cursor, self.page_size)
+            return types.ListResourceTemplatesResult(
+                resource_templates=page.items, next_cursor=page.next_cursor
+            )
+        templates = self._resource_templates
+        return self._listings.page(
+            "template", len(templates), self._template_list, params.cursor, self.page_size, _templates_page
+        )
 
     def check_uri(self, uri: str) -> None:
         """:class:`McpError` (-32602) for a URI longer than ``max_uri_length``."""
@@ -195,11 +282,18 @@ class Catalog:
                 return types.ReadResourceResult(contents=await template.read(uri, variables, ctx))
         raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
+    def _prompt_list(self) -> list[types.Prompt]:
+        return [p.definition() for p in self._prompts.values()]
+
     async def list_prompts(
         self, params: types.PaginatedRequestParams, ctx: RequestContext
-    ) -> types.ListPromptsResult:
-        page = paginate([p.definition() for p in self.prompts.values()], params.cursor, self.page_size)
-        return types.ListPromptsResult(prompts=page.items, next_cursor=page.next_cursor)
+    ) -> types.ListPromptsResult | Encoded[types.ListPromptsResult]:
+        if self.typed_results():
+            page = paginate(self._prompt_list(), params.cursor, self.page_size)
+            return types.ListPromptsResult(prompts=page.items, next_cursor=page.next_cursor)
+        return self._listings.page(
+            "prompt", len(self._prompts), self._prompt_list, params.cursor, self.page_size, _prompts_page
+        )
 
     async def get_prompt(
         self, params: types.GetPromptRequestParams, ctx: RequestContext
@@ -208,3 +302,21 @@ class Catalog:
         if made is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         return await made.get(params.arguments if isinstance(params.arguments, dict) else {}, ctx)
+
+
+def _tools_page(items: list[types.Tool], next_cursor: str | UnsetType) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=items, next_cursor=next_cursor)
+
+
+def _resources_page(items: list[types.Resource], next_cursor: str | UnsetType) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=items, next_cursor=next_cursor)
+
+
+def _templates_page(
+    items: list[types.ResourceTemplate], next_cursor: str | UnsetType
+) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=next_cursor)
+
+
+def _prompts_page(items: list[types.Prompt], next_cursor: str | UnsetType) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=items, next_cursor=next_cursor)

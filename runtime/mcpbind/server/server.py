@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import anyio
 
@@ -30,6 +30,7 @@ from mcpbind.server.fanout import sharing
 from mcpbind.server.handler_objects import handlers_of
 from mcpbind.server.hosting import Hosting
 from mcpbind.server.listen import Listeners
+from mcpbind.server.registering import RegistersHandler
 from mcpbind.server.scopes import RequiredScopes
 from mcpbind.server.tasks.support import TaskSupport
 from mcpbind.store.base import Store
@@ -170,6 +171,8 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         self._lifespan = Lifespan(lifespan, self) if lifespan is not None else None
         # The tools, resources and prompts of the decorators, and the handlers answering from them.
         self._catalog = Catalog(page_size=page_size, max_uri_length=max_uri_length)
+        # Listings answer encoded pages kept between calls, typed ones where middleware may read them.
+        self._catalog.typed_results = lambda: bool(self.middleware)
         self.required_scopes = RequiredScopes()  # (``scopes=`` of the decorators: mcpbind.server.auth)
         self._listeners = Listeners(self._catalog.check_uri, max_backlog=max_listen_backlog)
         self._broadcasts = Broadcasts(self._catalog.check_uri, self._listeners)
@@ -443,11 +446,11 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
 
     # -- registration ---------------------------------------------------------------------
 
-    def on(
-        self, spec: RequestSpec[P, R, ToServer]
-    ) -> Callable[[Callable[[P, RequestContext], Awaitable[R]]], Callable[[P, RequestContext], Awaitable[R]]]:
+    def on(self, spec: RequestSpec[P, R, ToServer]) -> RegistersHandler[P, R]:
         """Decorator: handle the request ``spec`` (see :meth:`HandlerRegistry.on`); a method only
         a client receives (``methods.ROOTS_LIST``) is a type error, and ``ValueError`` at run time.
+        The handler returns the method's result, or that result already encoded
+        (``Encoded[R]``, :mod:`mcpbind.protocol.encoded`), sent as it is.
 
         ``ValueError`` for a method the tools, resources or prompts registered with the
         decorators answer (``tools/list``, ``tools/call``, ``resources/list``,
@@ -456,13 +459,11 @@ class Server(HandlerRegistry[ToServer, RequestContext], CatalogView, Hosting):
         """
         decorate = super().on(spec)
 
-        def register(
-            handler: Callable[[P, RequestContext], Awaitable[R]],
-        ) -> Callable[[P, RequestContext], Awaitable[R]]:
+        def register(handler: Callable[[P, RequestContext], Awaitable[Any]]) -> Any:
             self._catalog.check_free(self.request_handlers, spec.method)
             return decorate(handler)
 
-        return register
+        return cast("RegistersHandler[P, R]", register)
 
     def add_handlers(self, handlers: HandlerObject) -> None:
         """Register every ``on_<method>`` of ``handlers``, whose class subclasses the protocols

@@ -13,6 +13,7 @@
 sends), ``ClientHandlers`` what a client may handle. Each handler is also its own
 protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the
 signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.
+A request's handler returns its result, or that result already encoded (``Encoded``).
 ``HANDLER_METHODS`` maps each handler's name to the wire method it answers.
 """
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final, Protocol, TypeVar
+
+from mcpbind.protocol.encoded import Encoded
 
 from .structs import (
     CallToolRequestParams,
@@ -91,19 +94,25 @@ CtxT = TypeVar("CtxT", contravariant=True)
 class HandlesCompletionComplete(Protocol[CtxT]):
     """Handles the request ``completion/complete`` (client to server)."""
 
-    async def on_completion_complete(self, params: CompleteRequestParams, ctx: CtxT, /) -> CompleteResult: ...
+    async def on_completion_complete(
+        self, params: CompleteRequestParams, ctx: CtxT, /
+    ) -> CompleteResult | Encoded[CompleteResult]: ...
 
 
 class HandlesInitialize(Protocol[CtxT]):
     """Handles the request ``initialize`` (client to server)."""
 
-    async def on_initialize(self, params: InitializeRequestParams, ctx: CtxT, /) -> InitializeResult: ...
+    async def on_initialize(
+        self, params: InitializeRequestParams, ctx: CtxT, /
+    ) -> InitializeResult | Encoded[InitializeResult]: ...
 
 
 class HandlesLoggingSetLevel(Protocol[CtxT]):
     """Handles the request ``logging/setLevel`` (client to server)."""
 
-    async def on_logging_set_level(self, params: SetLevelRequestParams, ctx: CtxT, /) -> EmptyResult: ...
+    async def on_logging_set_level(
+        self, params: SetLevelRequestParams, ctx: CtxT, /
+    ) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesNotificationsCancelled(Protocol[CtxT]):
@@ -167,19 +176,23 @@ class HandlesNotificationsToolsListChanged(Protocol[CtxT]):
 class HandlesPing(Protocol[CtxT]):
     """Handles the request ``ping`` (both)."""
 
-    async def on_ping(self, params: dict[str, Any], ctx: CtxT, /) -> EmptyResult: ...
+    async def on_ping(self, params: dict[str, Any], ctx: CtxT, /) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesPromptsGet(Protocol[CtxT]):
     """Handles the request ``prompts/get`` (client to server)."""
 
-    async def on_prompts_get(self, params: GetPromptRequestParams, ctx: CtxT, /) -> GetPromptResult: ...
+    async def on_prompts_get(
+        self, params: GetPromptRequestParams, ctx: CtxT, /
+    ) -> GetPromptResult | Encoded[GetPromptResult]: ...
 
 
 class HandlesPromptsList(Protocol[CtxT]):
     """Handles the request ``prompts/list`` (client to server)."""
 
-    async def on_prompts_list(self, params: ListPromptsRequestParams, ctx: CtxT, /) -> ListPromptsResult: ...
+    async def on_prompts_list(
+        self, params: ListPromptsRequestParams, ctx: CtxT, /
+    ) -> ListPromptsResult | Encoded[ListPromptsResult]: ...
 
 
 class HandlesResourcesList(Protocol[CtxT]):
@@ -187,7 +200,7 @@ class HandlesResourcesList(Protocol[CtxT]):
 
     async def on_resources_list(
         self, params: ListResourcesRequestParams, ctx: CtxT, /
-    ) -> ListResourcesResult: ...
+    ) -> ListResourcesResult | Encoded[ListResourcesResult]: ...
 
 
 class HandlesResourcesRead(Protocol[CtxT]):
@@ -195,13 +208,15 @@ class HandlesResourcesRead(Protocol[CtxT]):
 
     async def on_resources_read(
         self, params: ReadResourceRequestParams, ctx: CtxT, /
-    ) -> ReadResourceResult: ...
+    ) -> ReadResourceResult | Encoded[ReadResourceResult]: ...
 
 
 class HandlesResourcesSubscribe(Protocol[CtxT]):
     """Handles the request ``resources/subscribe`` (client to server)."""
 
-    async def on_resources_subscribe(self, params: SubscribeRequestParams, ctx: CtxT, /) -> EmptyResult: ...
+    async def on_resources_subscribe(
+        self, params: SubscribeRequestParams, ctx: CtxT, /
+    ) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesResourcesTemplatesList(Protocol[CtxT]):
@@ -209,7 +224,7 @@ class HandlesResourcesTemplatesList(Protocol[CtxT]):
 
     async def on_resources_templates_list(
         self, params: ListResourceTemplatesRequestParams, ctx: CtxT, /
-    ) -> ListResourceTemplatesResult: ...
+    ) -> ListResourceTemplatesResult | Encoded[ListResourceTemplatesResult]: ...
 
 
 class HandlesResourcesUnsubscribe(Protocol[CtxT]):
@@ -217,13 +232,15 @@ class HandlesResourcesUnsubscribe(Protocol[CtxT]):
 
     async def on_resources_unsubscribe(
         self, params: UnsubscribeRequestParams, ctx: CtxT, /
-    ) -> EmptyResult: ...
+    ) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesRootsList(Protocol[CtxT]):
     """Handles the request ``roots/list`` (server to client)."""
 
-    async def on_roots_list(self, params: dict[str, Any], ctx: CtxT, /) -> ListRootsResult: ...
+    async def on_roots_list(
+        self, params: dict[str, Any], ctx: CtxT, /
+    ) -> ListRootsResult | Encoded[ListRootsResult]: ...
 
 
 class HandlesSamplingCreateMessage(Protocol[CtxT]):
@@ -231,19 +248,23 @@ class HandlesSamplingCreateMessage(Protocol[CtxT]):
 
     async def on_sampling_create_message(
         self, params: CreateMessageRequestParams, ctx: CtxT, /
-    ) -> CreateMessageResult: ...
+    ) -> CreateMessageResult | Encoded[CreateMessageResult]: ...
 
 
 class HandlesToolsCall(Protocol[CtxT]):
     """Handles the request ``tools/call`` (client to server)."""
 
-    async def on_tools_call(self, params: CallToolRequestParams, ctx: CtxT, /) -> CallToolResult: ...
+    async def on_tools_call(
+        self, params: CallToolRequestParams, ctx: CtxT, /
+    ) -> CallToolResult | Encoded[CallToolResult]: ...
 
 
 class HandlesToolsList(Protocol[CtxT]):
     """Handles the request ``tools/list`` (client to server)."""
 
-    async def on_tools_list(self, params: ListToolsRequestParams, ctx: CtxT, /) -> ListToolsResult: ...
+    async def on_tools_list(
+        self, params: ListToolsRequestParams, ctx: CtxT, /
+    ) -> ListToolsResult | Encoded[ListToolsResult]: ...
 
 
 class ServerHandlers(

@@ -13,6 +13,7 @@
 sends), ``ClientHandlers`` what a client may handle. Each handler is also its own
 protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the
 signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.
+A request's handler returns its result, or that result already encoded (``Encoded``).
 ``HANDLER_METHODS`` maps each handler's name to the wire method it answers.
 """
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final, Protocol, TypeVar
+
+from mcpbind.protocol.encoded import Encoded
 
 from .structs import (
     CallToolRequestParams,
@@ -107,7 +110,9 @@ CtxT = TypeVar("CtxT", contravariant=True)
 class HandlesCompletionComplete(Protocol[CtxT]):
     """Handles the request ``completion/complete`` (client to server)."""
 
-    async def on_completion_complete(self, params: CompleteRequestParams, ctx: CtxT, /) -> CompleteResult: ...
+    async def on_completion_complete(
+        self, params: CompleteRequestParams, ctx: CtxT, /
+    ) -> CompleteResult | Encoded[CompleteResult]: ...
 
 
 class HandlesElicitationCreate(Protocol[CtxT]):
@@ -115,19 +120,23 @@ class HandlesElicitationCreate(Protocol[CtxT]):
 
     async def on_elicitation_create(
         self, params: ElicitRequestParams, ctx: CtxT, /
-    ) -> ElicitResultOrCreateTaskResult: ...
+    ) -> ElicitResultOrCreateTaskResult | Encoded[ElicitResultOrCreateTaskResult]: ...
 
 
 class HandlesInitialize(Protocol[CtxT]):
     """Handles the request ``initialize`` (client to server)."""
 
-    async def on_initialize(self, params: InitializeRequestParams, ctx: CtxT, /) -> InitializeResult: ...
+    async def on_initialize(
+        self, params: InitializeRequestParams, ctx: CtxT, /
+    ) -> InitializeResult | Encoded[InitializeResult]: ...
 
 
 class HandlesLoggingSetLevel(Protocol[CtxT]):
     """Handles the request ``logging/setLevel`` (client to server)."""
 
-    async def on_logging_set_level(self, params: SetLevelRequestParams, ctx: CtxT, /) -> EmptyResult: ...
+    async def on_logging_set_level(
+        self, params: SetLevelRequestParams, ctx: CtxT, /
+    ) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesNotificationsCancelled(Protocol[CtxT]):
@@ -211,19 +220,23 @@ class HandlesNotificationsToolsListChanged(Protocol[CtxT]):
 class HandlesPing(Protocol[CtxT]):
     """Handles the request ``ping`` (both)."""
 
-    async def on_ping(self, params: RequestParams, ctx: CtxT, /) -> EmptyResult: ...
+    async def on_ping(self, params: RequestParams, ctx: CtxT, /) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesPromptsGet(Protocol[CtxT]):
     """Handles the request ``prompts/get`` (client to server)."""
 
-    async def on_prompts_get(self, params: GetPromptRequestParams, ctx: CtxT, /) -> GetPromptResult: ...
+    async def on_prompts_get(
+        self, params: GetPromptRequestParams, ctx: CtxT, /
+    ) -> GetPromptResult | Encoded[GetPromptResult]: ...
 
 
 class HandlesPromptsList(Protocol[CtxT]):
     """Handles the request ``prompts/list`` (client to server)."""
 
-    async def on_prompts_list(self, params: PaginatedRequestParams, ctx: CtxT, /) -> ListPromptsResult: ...
+    async def on_prompts_list(
+        self, params: PaginatedRequestParams, ctx: CtxT, /
+    ) -> ListPromptsResult | Encoded[ListPromptsResult]: ...
 
 
 class HandlesResourcesList(Protocol[CtxT]):
@@ -231,7 +244,7 @@ class HandlesResourcesList(Protocol[CtxT]):
 
     async def on_resources_list(
         self, params: PaginatedRequestParams, ctx: CtxT, /
-    ) -> ListResourcesResult: ...
+    ) -> ListResourcesResult | Encoded[ListResourcesResult]: ...
 
 
 class HandlesResourcesRead(Protocol[CtxT]):
@@ -239,13 +252,15 @@ class HandlesResourcesRead(Protocol[CtxT]):
 
     async def on_resources_read(
         self, params: ReadResourceRequestParams, ctx: CtxT, /
-    ) -> ReadResourceResult: ...
+    ) -> ReadResourceResult | Encoded[ReadResourceResult]: ...
 
 
 class HandlesResourcesSubscribe(Protocol[CtxT]):
     """Handles the request ``resources/subscribe`` (client to server)."""
 
-    async def on_resources_subscribe(self, params: SubscribeRequestParams, ctx: CtxT, /) -> EmptyResult: ...
+    async def on_resources_subscribe(
+        self, params: SubscribeRequestParams, ctx: CtxT, /
+    ) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesResourcesTemplatesList(Protocol[CtxT]):
@@ -253,7 +268,7 @@ class HandlesResourcesTemplatesList(Protocol[CtxT]):
 
     async def on_resources_templates_list(
         self, params: PaginatedRequestParams, ctx: CtxT, /
-    ) -> ListResourceTemplatesResult: ...
+    ) -> ListResourceTemplatesResult | Encoded[ListResourceTemplatesResult]: ...
 
 
 class HandlesResourcesUnsubscribe(Protocol[CtxT]):
@@ -261,13 +276,15 @@ class HandlesResourcesUnsubscribe(Protocol[CtxT]):
 
     async def on_resources_unsubscribe(
         self, params: UnsubscribeRequestParams, ctx: CtxT, /
-    ) -> EmptyResult: ...
+    ) -> EmptyResult | Encoded[EmptyResult]: ...
 
 
 class HandlesRootsList(Protocol[CtxT]):
     """Handles the request ``roots/list`` (server to client)."""
 
-    async def on_roots_list(self, params: RequestParams, ctx: CtxT, /) -> ListRootsResult: ...
+    async def on_roots_list(
+        self, params: RequestParams, ctx: CtxT, /
+    ) -> ListRootsResult | Encoded[ListRootsResult]: ...
 
 
 class HandlesSamplingCreateMessage(Protocol[CtxT]):
@@ -275,31 +292,39 @@ class HandlesSamplingCreateMessage(Protocol[CtxT]):
 
     async def on_sampling_create_message(
         self, params: CreateMessageRequestParams, ctx: CtxT, /
-    ) -> CreateMessageResultOrCreateTaskResult: ...
+    ) -> CreateMessageResultOrCreateTaskResult | Encoded[CreateMessageResultOrCreateTaskResult]: ...
 
 
 class HandlesTasksCancel(Protocol[CtxT]):
     """Handles the request ``tasks/cancel`` (both)."""
 
-    async def on_tasks_cancel(self, params: CancelTaskRequestParams, ctx: CtxT, /) -> CancelTaskResult: ...
+    async def on_tasks_cancel(
+        self, params: CancelTaskRequestParams, ctx: CtxT, /
+    ) -> CancelTaskResult | Encoded[CancelTaskResult]: ...
 
 
 class HandlesTasksGet(Protocol[CtxT]):
     """Handles the request ``tasks/get`` (both)."""
 
-    async def on_tasks_get(self, params: GetTaskRequestParams, ctx: CtxT, /) -> GetTaskResult: ...
+    async def on_tasks_get(
+        self, params: GetTaskRequestParams, ctx: CtxT, /
+    ) -> GetTaskResult | Encoded[GetTaskResult]: ...
 
 
 class HandlesTasksList(Protocol[CtxT]):
     """Handles the request ``tasks/list`` (both)."""
 
-    async def on_tasks_list(self, params: PaginatedRequestParams, ctx: CtxT, /) -> ListTasksResult: ...
+    async def on_tasks_list(
+        self, params: PaginatedRequestParams, ctx: CtxT, /
+    ) -> ListTasksResult | Encoded[ListTasksResult]: ...
 
 
 class HandlesTasksResult(Protocol[CtxT]):
     """Handles the request ``tasks/result`` (both)."""
 
-    async def on_tasks_result(self, params: GetTaskPayloadRequestParams, ctx: CtxT, /) -> dict[str, Any]: ...
+    async def on_tasks_result(
+        self, params: GetTaskPayloadRequestParams, ctx: CtxT, /
+    ) -> dict[str, Any] | Encoded[dict[str, Any]]: ...
 
 
 class HandlesToolsCall(Protocol[CtxT]):
@@ -307,13 +332,15 @@ class HandlesToolsCall(Protocol[CtxT]):
 
     async def on_tools_call(
         self, params: CallToolRequestParams, ctx: CtxT, /
-    ) -> CallToolResultOrCreateTaskResult: ...
+    ) -> CallToolResultOrCreateTaskResult | Encoded[CallToolResultOrCreateTaskResult]: ...
 
 
 class HandlesToolsList(Protocol[CtxT]):
     """Handles the request ``tools/list`` (client to server)."""
 
-    async def on_tools_list(self, params: PaginatedRequestParams, ctx: CtxT, /) -> ListToolsResult: ...
+    async def on_tools_list(
+        self, params: PaginatedRequestParams, ctx: CtxT, /
+    ) -> ListToolsResult | Encoded[ListToolsResult]: ...
 
 
 class ServerHandlers(

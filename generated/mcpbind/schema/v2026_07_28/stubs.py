@@ -13,6 +13,7 @@
 sends), ``ClientHandlers`` what a client may handle. Each handler is also its own
 protocol (``HandlesToolsCall``...): subclass the ones you implement and mypy checks the
 signatures. ``CtxT`` is the request context type of the runtime that calls the handlers.
+A request's handler returns its result, or that result already encoded (``Encoded``).
 ``HANDLER_METHODS`` maps each handler's name to the wire method it answers.
 """
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final, Protocol, TypeVar
+
+from mcpbind.protocol.encoded import Encoded
 
 from .structs import (
     CallToolRequestParams,
@@ -88,13 +91,17 @@ CtxT = TypeVar("CtxT", contravariant=True)
 class HandlesCompletionComplete(Protocol[CtxT]):
     """Handles the request ``completion/complete`` (client to server)."""
 
-    async def on_completion_complete(self, params: CompleteRequestParams, ctx: CtxT, /) -> CompleteResult: ...
+    async def on_completion_complete(
+        self, params: CompleteRequestParams, ctx: CtxT, /
+    ) -> CompleteResult | Encoded[CompleteResult]: ...
 
 
 class HandlesElicitationCreate(Protocol[CtxT]):
     """Handles the request ``elicitation/create`` (server to client)."""
 
-    async def on_elicitation_create(self, params: ElicitRequestParams, ctx: CtxT, /) -> ElicitResult: ...
+    async def on_elicitation_create(
+        self, params: ElicitRequestParams, ctx: CtxT, /
+    ) -> ElicitResult | Encoded[ElicitResult]: ...
 
 
 class HandlesNotificationsCancelled(Protocol[CtxT]):
@@ -160,13 +167,15 @@ class HandlesPromptsGet(Protocol[CtxT]):
 
     async def on_prompts_get(
         self, params: GetPromptRequestParams, ctx: CtxT, /
-    ) -> InputRequiredResultOrGetPromptResult: ...
+    ) -> InputRequiredResultOrGetPromptResult | Encoded[InputRequiredResultOrGetPromptResult]: ...
 
 
 class HandlesPromptsList(Protocol[CtxT]):
     """Handles the request ``prompts/list`` (client to server)."""
 
-    async def on_prompts_list(self, params: PaginatedRequestParams, ctx: CtxT, /) -> ListPromptsResult: ...
+    async def on_prompts_list(
+        self, params: PaginatedRequestParams, ctx: CtxT, /
+    ) -> ListPromptsResult | Encoded[ListPromptsResult]: ...
 
 
 class HandlesResourcesList(Protocol[CtxT]):
@@ -174,7 +183,7 @@ class HandlesResourcesList(Protocol[CtxT]):
 
     async def on_resources_list(
         self, params: PaginatedRequestParams, ctx: CtxT, /
-    ) -> ListResourcesResult: ...
+    ) -> ListResourcesResult | Encoded[ListResourcesResult]: ...
 
 
 class HandlesResourcesRead(Protocol[CtxT]):
@@ -182,7 +191,7 @@ class HandlesResourcesRead(Protocol[CtxT]):
 
     async def on_resources_read(
         self, params: ReadResourceRequestParams, ctx: CtxT, /
-    ) -> InputRequiredResultOrReadResourceResult: ...
+    ) -> InputRequiredResultOrReadResourceResult | Encoded[InputRequiredResultOrReadResourceResult]: ...
 
 
 class HandlesResourcesTemplatesList(Protocol[CtxT]):
@@ -190,13 +199,15 @@ class HandlesResourcesTemplatesList(Protocol[CtxT]):
 
     async def on_resources_templates_list(
         self, params: PaginatedRequestParams, ctx: CtxT, /
-    ) -> ListResourceTemplatesResult: ...
+    ) -> ListResourceTemplatesResult | Encoded[ListResourceTemplatesResult]: ...
 
 
 class HandlesRootsList(Protocol[CtxT]):
     """Handles the request ``roots/list`` (server to client)."""
 
-    async def on_roots_list(self, params: ListRootsRequestParams, ctx: CtxT, /) -> ListRootsResult: ...
+    async def on_roots_list(
+        self, params: ListRootsRequestParams, ctx: CtxT, /
+    ) -> ListRootsResult | Encoded[ListRootsResult]: ...
 
 
 class HandlesSamplingCreateMessage(Protocol[CtxT]):
@@ -204,13 +215,15 @@ class HandlesSamplingCreateMessage(Protocol[CtxT]):
 
     async def on_sampling_create_message(
         self, params: CreateMessageRequestParams, ctx: CtxT, /
-    ) -> CreateMessageResult: ...
+    ) -> CreateMessageResult | Encoded[CreateMessageResult]: ...
 
 
 class HandlesServerDiscover(Protocol[CtxT]):
     """Handles the request ``server/discover`` (client to server)."""
 
-    async def on_server_discover(self, params: RequestParams, ctx: CtxT, /) -> DiscoverResult: ...
+    async def on_server_discover(
+        self, params: RequestParams, ctx: CtxT, /
+    ) -> DiscoverResult | Encoded[DiscoverResult]: ...
 
 
 class HandlesSubscriptionsListen(Protocol[CtxT]):
@@ -218,7 +231,7 @@ class HandlesSubscriptionsListen(Protocol[CtxT]):
 
     async def on_subscriptions_listen(
         self, params: SubscriptionsListenRequestParams, ctx: CtxT, /
-    ) -> SubscriptionsListenResult: ...
+    ) -> SubscriptionsListenResult | Encoded[SubscriptionsListenResult]: ...
 
 
 class HandlesToolsCall(Protocol[CtxT]):
@@ -226,13 +239,15 @@ class HandlesToolsCall(Protocol[CtxT]):
 
     async def on_tools_call(
         self, params: CallToolRequestParams, ctx: CtxT, /
-    ) -> InputRequiredResultOrCallToolResult: ...
+    ) -> InputRequiredResultOrCallToolResult | Encoded[InputRequiredResultOrCallToolResult]: ...
 
 
 class HandlesToolsList(Protocol[CtxT]):
     """Handles the request ``tools/list`` (client to server)."""
 
-    async def on_tools_list(self, params: PaginatedRequestParams, ctx: CtxT, /) -> ListToolsResult: ...
+    async def on_tools_list(
+        self, params: PaginatedRequestParams, ctx: CtxT, /
+    ) -> ListToolsResult | Encoded[ListToolsResult]: ...
 
 
 class ServerHandlers(
