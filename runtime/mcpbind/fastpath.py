@@ -20,10 +20,12 @@ The tricks, and what the plain path does instead:
   every step can run in a ``contextvars.Context`` of its own. Plain: the coroutine is never
   stepped by hand; it runs in a task of its own, spawned in a task group (a copy of the
   current context, as every new task gets), or is awaited as it is when no context is asked for.
-* **asyncio recognised** (:func:`asyncio_loop`, :func:`readable_watch`): the running loop is
-  used directly for a file descriptor's readiness when anyio runs on asyncio, recognised by the
-  module of anyio's backend classes, and the descriptor stays registered with the loop between
-  waits (:class:`ReadableWatch`). Plain: never (``anyio.wait_readable``).
+* **asyncio recognised** (:func:`asyncio_loop`, :func:`readable_watch`, :func:`flag_maker`):
+  the running loop is used directly for a file descriptor's readiness when anyio runs on
+  asyncio, recognised by the module of anyio's backend classes, and the descriptor stays
+  registered with the loop between waits (:class:`ReadableWatch`); an event that one task
+  waits on (a request's caller waiting for its answer) is a future of the loop's
+  (:class:`LoopFlag`). Plain: never (``anyio.wait_readable``, ``anyio.Event``).
 * **Hand-rolled first-come-first-served waits** (:class:`FifoLock`, :class:`FifoSemaphore`,
   :class:`Parking`): taking a free place costs a flag, not a checkpoint and a look-up of the
   current task. Plain: ``anyio.Lock``, ``anyio.Semaphore``, and no parking at all (a task with
@@ -32,6 +34,7 @@ The tricks, and what the plain path does instead:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -54,6 +57,9 @@ __all__ = [
     "SWITCH",
     "FifoLock",
     "FifoSemaphore",
+    "Flag",
+    "FlagMaker",
+    "LoopFlag",
     "Lock",
     "Parking",
     "Semaphore",
@@ -64,6 +70,7 @@ __all__ = [
     "event_maker",
     "finish",
     "first_step",
+    "flag_maker",
     "new_lock",
     "new_parking",
     "new_semaphore",
@@ -150,6 +157,64 @@ def event_maker(event: anyio.Event) -> EventMaker:
         if works:
             return cls
     return anyio.Event
+
+
+class Flag(Protocol):
+    """What :func:`flag_maker`'s makers return: an event that one task at a time waits on
+    (``anyio.Event`` is one)."""
+
+    def set(self) -> None: ...
+
+    def is_set(self) -> bool: ...
+
+    async def wait(self) -> None: ...
+
+
+FlagMaker = Callable[[], Flag]
+
+
+class LoopFlag:
+    """An event for a single waiter on an asyncio loop: one future of the loop's, made only if
+    the task waits before it is set (an ``anyio.Event`` on asyncio is an ``asyncio.Event``
+    inside a wrapper, with a deque of waiters and a loop look-up on each wait). Waiting when it
+    is set already returns at once, without a checkpoint. Two tasks must not wait at once
+    (cancelling one would cancel the future they share). The fast path only, made by
+    :func:`flag_maker`."""
+
+    __slots__ = ("_future", "_loop", "_set")
+
+    def __init__(self, loop: AbstractEventLoop) -> None:
+        self._loop = loop
+        self._future: Future[None] | None = None
+        self._set = False
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            future = self._future
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    def is_set(self) -> bool:
+        return self._set
+
+    async def wait(self) -> None:
+        if self._set:
+            return
+        future = self._future
+        if future is None or future.cancelled():  # (a wait cancelled before cancels its future)
+            future = self._future = self._loop.create_future()
+        await future
+
+
+def flag_maker() -> FlagMaker:
+    """What makes a :class:`Flag` on the event loop running now (a caller keeps it for as long
+    as it runs on that loop). Fast, on asyncio: a :class:`LoopFlag` of the running loop.
+    Plain, or on trio: ``anyio.Event``, made as :func:`event_maker` makes it."""
+    loop = asyncio_loop()
+    if loop is not None:
+        return functools.partial(LoopFlag, loop)
+    return event_maker(anyio.Event())
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ def test_the_features_of_each_transport() -> None:
     )
     stdio = object.__new__(StdioTransport)  # (its class alone is asked)
     assert features(stdio) == Features(
-        related=True, nowait=True, closes_streams=False, unrelated_send_waits_for_peer=True
+        related=True, nowait=True, closes_streams=False, unrelated_send_waits_for_peer=True, batches=True
     )
     http = HttpSessionTransport("s", event_store=None)
     assert features(http) == Features(

@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 
+from mcpbind.fastpath import Flag
 from mcpbind.protocol.errors import McpError
 
 # What a request's sender is told of its progress: (progress, total, message).
@@ -25,7 +26,7 @@ R = TypeVar("R")
 class Waiter(Generic[R]):
     __slots__ = ("error", "event", "finished", "progress", "result", "timed_out")
 
-    def __init__(self, progress: ProgressCallback | None, event: anyio.Event) -> None:
+    def __init__(self, progress: ProgressCallback | None, event: Flag) -> None:
         self.event = event
         self.result: R | None = None
         self.error: McpError | None = None
@@ -49,7 +50,7 @@ class Deadlines:
         self.heap: list[tuple[float, int, Waiter[Any]]] = []
         self.seq = 0
         self.next_at = math.inf  # when the task wakes up next
-        self.wake: anyio.Event | None = None
+        self.wake: Flag | None = None
         self.stopped = False
 
     def stop(self) -> None:
@@ -68,7 +69,7 @@ class Deadlines:
         if deadline < self.next_at and self.wake is not None:
             self.wake.set()
 
-    async def run(self, new_event: Callable[[], anyio.Event]) -> None:
+    async def run(self, new_event: Callable[[], Flag]) -> None:
         heap = self.heap
         while not self.stopped:
             now = time.monotonic()

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import math
 import os
 import time
@@ -89,6 +87,8 @@ _DECODER: Final = msgspec.json.Decoder(RequestState)
 
 def digest(data: bytes) -> str:
     """A short digest of ``data`` (SHA-256, 128 bits, base64url)."""
+    import hashlib  # (here: OpenSSL's hashes cost a stdio server's start-up ~0.7 MiB it may never use)
+
     return _b64(hashlib.sha256(data).digest()[:16])
 
 
@@ -151,6 +151,9 @@ class RequestStateSigner:
         return self._key is not None
 
     def _mac(self, body: bytes) -> bytes:
+        import hashlib
+        import hmac
+
         key = self._key if self._key is not None else process_key()
         return hmac.new(key, _DOMAIN + body, hashlib.sha256).digest()
 
@@ -167,6 +170,8 @@ class RequestStateSigner:
         for ``method`` with params of digest ``params``, to ``principal``. :class:`McpError`
         -32602 naming the reason otherwise (``data.reason``: ``"format"``, ``"malformed"``,
         ``"signature"``, ``"expired"``, ``"request"`` or ``"principal"``)."""
+        import hmac
+
         if not token.startswith(_PREFIX):
             head = token.partition(".")[0]
             if head[:1] == "m" and head[1:].isdigit():

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
+from anyio.lowlevel import checkpoint
 
 from mcpbind import fastpath
 from mcpbind.protocol.connection import Connection, ErrorReceived, ProgressReceived, ResponseReceived
@@ -19,7 +20,15 @@ from mcpbind.protocol.errors import CONNECTION_CLOSED, REQUEST_TIMEOUT, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
 from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.deadlines import Deadlines, ProgressCallback, Waiter
-from mcpbind.transports.base import RelatedSender, Transport, features, nowait_sender, related_sender
+from mcpbind.transports.base import (
+    BatchNowaitSender,
+    RelatedSender,
+    Transport,
+    batch_sender,
+    features,
+    nowait_sender,
+    related_sender,
+)
 
 __all__ = ["SESSION_CLOSED", "ProgressCallback", "Sender", "Spawn"]
 
@@ -57,9 +66,12 @@ class Sender:
     """
 
     __slots__ = (
+        "_batch",
+        "_batcher",
         "_closed",
         "_deadlines",
         "_event_type",
+        "_flag_type",
         "_nowait",
         "_outbox",
         "_outbox_dropped",
@@ -93,6 +105,9 @@ class Sender:
         # the transport itself where it is a RelatedSender / NowaitSender, else None.
         self.related_sender: RelatedSender | None = related_sender(transport)
         self._nowait = nowait_sender(transport)
+        # Requests made while others are in flight, to be written together (see request()).
+        self._batcher: BatchNowaitSender | None = batch_sender(transport)
+        self._batch: list[bytes] | None = None
         self._unrelated_send_waits = features(transport).unrelated_send_waits_for_peer
         # No more traffic: requests fail at once, and those waiting have failed.
         self._closed = False
@@ -111,6 +126,7 @@ class Sender:
         # What makes cancel scopes and events (see fastpath.scope_maker): learnt at the first.
         self._scope_type: fastpath.ScopeMaker | None = None
         self._event_type: fastpath.EventMaker | None = None
+        self._flag_type: fastpath.FlagMaker | None = None
 
     # -- what the session driving it tells it -----------------------------------------------
 
@@ -167,6 +183,13 @@ class Sender:
             event = anyio.Event()
             self._event_type = fastpath.event_maker(event)
             return event
+        return make()
+
+    def new_flag(self) -> fastpath.Flag:
+        """An event that one task waits on (see :func:`~mcpbind.fastpath.flag_maker`)."""
+        make = self._flag_type
+        if make is None:
+            make = self._flag_type = fastpath.flag_maker()
         return make()
 
     def new_cancel_scope(self, deadline: float = math.inf) -> anyio.CancelScope:
@@ -281,7 +304,7 @@ class Sender:
         sends ``notifications/cancelled`` to the peer."""
         if self._closed:
             raise McpError(CONNECTION_CLOSED, SESSION_CLOSED)
-        waiter: Waiter[R] = Waiter(progress, self.new_event())
+        waiter: Waiter[R] = Waiter(progress, self.new_flag())
         ident, data = self.connection.start_request(
             spec, params, progress=progress is not None, related=related is not None
         )
@@ -294,14 +317,23 @@ class Sender:
         try:
             nowait = self._nowait
             timer_spawn = self._timer_spawn
-            if timer_spawn is not None and nowait is not None and nowait.send_nowait(data):
-                # Sent already: only the wait remains, and the deadlines task times it.
+            batched = (
+                timer_spawn is not None
+                and self._batcher is not None
+                and self._outbox is None
+                and len(self._waiters) > 1
+            )
+            if timer_spawn is not None and nowait is not None and (batched or nowait.send_nowait(data)):
+                # Sent already (or it will be, with the batch): only the wait remains, and the
+                # deadlines task times it.
                 if limit is not None:
                     deadlines = self._deadlines
                     if deadlines is None:
                         deadlines = self._deadlines = Deadlines()
-                        timer_spawn(deadlines.run, self.new_event, name="mcpbind request deadlines")
+                        timer_spawn(deadlines.run, self.new_flag, name="mcpbind request deadlines")
                     deadlines.add(time.monotonic() + limit, waiter, len(self._waiters))
+                if batched:
+                    await self._send_batched(data)
                 await waiter.event.wait()
             else:
                 # The send may wait too: one scope with the deadline covers both.
@@ -330,6 +362,38 @@ class Sender:
         if waiter.error is not None:
             raise waiter.error
         return waiter.result  # type: ignore[return-value]
+
+    async def _send_batched(self, data: bytes) -> None:
+        """Send a request made while others are in flight together with the requests made in
+        the same turn of the event loop: the first of them lets the other tasks ready to run
+        have their turn (the callers a read of answers woke, each making its next request)
+        and writes them all in one write, rather than one write (and one wake-up of the peer)
+        each. A lone request (nothing else in flight) is written at once instead, so this
+        costs a call made one at a time nothing. What cannot be written at once goes, in
+        order, to the session's task (:meth:`send_soon`); a cancellation of the first caller
+        meanwhile still writes the batch, since the others are in it."""
+        batch = self._batch
+        if batch is not None:
+            batch.append(data)
+            return
+        batch = self._batch = [data]
+        try:
+            await checkpoint()
+        finally:
+            self._batch = None
+            self._write_batch(batch)
+
+    def _write_batch(self, batch: list[bytes]) -> None:
+        batcher = self._batcher
+        assert batcher is not None
+        done = 0
+        while done < len(batch) and self._outbox is None:
+            written = batcher.send_batch_nowait(batch[done:] if done else batch)
+            if not written:
+                break
+            done += written
+        for data in batch[done:]:
+            self.send_soon(data)
 
     async def _cancel_remote(self, ident: RequestId, reason: str) -> None:
         data = self.connection.cancel(ident, reason)

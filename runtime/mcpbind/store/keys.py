@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import secrets
 from typing import Final
 
 from mcpbind.store.base import Store
@@ -50,4 +49,5 @@ async def shared_key(store: Store, name: str = "request-state") -> bytes:
         text = os.environ.get(REQUEST_STATE_KEY_ENV)
         if text:
             return key_from_text(text)
-    return await store.set_if_absent(f"key:{name}", secrets.token_bytes(KEY_BYTES))
+    # (os.urandom is what secrets.token_bytes returns, without importing hmac and OpenSSL)
+    return await store.set_if_absent(f"key:{name}", os.urandom(KEY_BYTES))

@@ -7,12 +7,14 @@ message are never interleaved with another's).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 from mcpbind.protocol.wire import RequestId
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "BatchNowaitSender",
     "ClosesStreams",
     "Features",
     "MessageTooLarge",
@@ -20,6 +22,7 @@ __all__ = [
     "RelatedSender",
     "Transport",
     "UnrelatedSendsNeverWait",
+    "batch_sender",
     "features",
     "nowait_sender",
     "related_sender",
@@ -94,6 +97,17 @@ class NowaitSender(Protocol):
     def send_nowait(self, message: bytes) -> bool: ...
 
 
+@runtime_checkable
+class BatchNowaitSender(Protocol):
+    """A transport that can send several messages in one write without waiting:
+    ``send_batch_nowait(messages)`` writes the first of them, whole, now, as many as it can at
+    once, and returns how many it wrote (the rest, if any, are the caller's to send). Stdio
+    does: a client's requests made in one turn of the event loop leave in one write (see
+    :meth:`Sender.request <mcpbind.runtime.sender.Sender.request>`)."""
+
+    def send_batch_nowait(self, messages: Sequence[bytes]) -> int: ...
+
+
 class UnrelatedSendsNeverWait(Protocol):
     """A transport whose ``send`` (a message related to no request) never waits for its peer
     says so with ``unrelated_send_waits_for_peer = False``: it waits at most for its own
@@ -124,6 +138,7 @@ class Features(NamedTuple):
     nowait: bool  # a NowaitSender
     closes_streams: bool  # a ClosesStreams
     unrelated_send_waits_for_peer: bool  # False: an UnrelatedSendsNeverWait
+    batches: bool = False  # a BatchNowaitSender
 
 
 _features: dict[type, Features] = {}
@@ -139,6 +154,7 @@ def features(transport: Transport) -> Features:
             issubclass(cls, NowaitSender),
             issubclass(cls, ClosesStreams),
             getattr(cls, "unrelated_send_waits_for_peer", True) is not False,
+            issubclass(cls, BatchNowaitSender),
         )
     return found
 
@@ -151,6 +167,11 @@ def related_sender(transport: Transport) -> RelatedSender | None:
 def nowait_sender(transport: Transport) -> NowaitSender | None:
     """``transport`` as a :class:`NowaitSender`, or None if its class is not one."""
     return transport if features(transport).nowait else None  # type: ignore[return-value]
+
+
+def batch_sender(transport: Transport) -> BatchNowaitSender | None:
+    """``transport`` as a :class:`BatchNowaitSender`, or None if its class is not one."""
+    return transport if features(transport).batches else None  # type: ignore[return-value]
 
 
 def stream_closer(transport: Transport) -> ClosesStreams | None:

@@ -18,12 +18,19 @@ The package, bottom to top:
   stdin and stdout (:class:`StdioClientTransport`), with a bounded, cancellation-proof
   shutdown (close stdin, SIGTERM, SIGKILL, reap).
 
-Everything public is importable from here.
+Everything public is importable from here (:mod:`.process`, a client's, only when asked for:
+a stdio server does not load it).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from mcpbind.transports.stdio.framing import LineFramer
-from mcpbind.transports.stdio.process import StdioClientTransport, spawn_stdio_server
 from mcpbind.transports.stdio.stream import StdioTransport, stdio_server_transport
+
+if TYPE_CHECKING:
+    from mcpbind.transports.stdio.process import StdioClientTransport, spawn_stdio_server
 
 __all__ = [
     "LineFramer",
@@ -32,3 +39,11 @@ __all__ = [
     "spawn_stdio_server",
     "stdio_server_transport",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("StdioClientTransport", "spawn_stdio_server"):
+        from mcpbind.transports.stdio import process
+
+        return getattr(process, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

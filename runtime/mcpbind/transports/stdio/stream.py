@@ -10,7 +10,7 @@ one over this process's own stdin and stdout (the descriptor streams of
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
@@ -216,6 +216,36 @@ class StdioTransport:
             return nowait_stream.write_whole_nowait(message + b"\n")
         except OSError:
             return False  # send() meets the error again and says it properly
+
+    def send_batch_nowait(self, messages: Sequence[bytes]) -> int:
+        """Write the first of ``messages`` (each with its newline) in one write, as many as fit
+        in ``PIPE_BUF`` bytes, if that needs no waiting: how many were written (0 where
+        :meth:`send_nowait` would return ``False``, or for a message containing a newline). A
+        client's requests made in one turn of the event loop leave so, in one write."""
+        nowait_stream = self._nowait_stream
+        if (
+            nowait_stream is None
+            or self._closed
+            or self._send_torn
+            or self._batching
+            or self._pending
+            or self._send_lock.locked()
+        ):
+            return 0
+        size = 0
+        count = 0
+        for message in messages:
+            if size + len(message) >= PIPE_BUF or b"\n" in message:
+                break
+            size += len(message) + 1
+            count += 1
+        if not count:
+            return 0
+        data = b"\n".join(messages[:count]) + b"\n" if count > 1 else messages[0] + b"\n"
+        try:
+            return count if nowait_stream.write_whole_nowait(data) else 0
+        except OSError:
+            return 0  # send() meets the error again and says it properly
 
     async def _flush_before_close(self) -> None:
         """Let a send in progress end and write what is held back, if the peer takes it within
