@@ -34,7 +34,8 @@ HTTP_DEPS = [
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3", "fastmcp==4.2.3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson).
-BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3", "trio>=0.26"]
+# matplotlib: the chart of a suite run (bench/chart.py).
+BENCH_DEPS = ["orjson>=3.10", "mcp-types>=2", "mcp>=2.3,<3", "trio>=0.26", "matplotlib>=3.8"]
 
 
 # mcpbind's speed tricks (runtime/mcpbind/fastpath.py) are turned off by MCPBIND_FASTPATH=0.
