@@ -37,7 +37,8 @@ HTTP_DEPS = [
 # The official SDK, as a peer for interop tests.
 INTEROP_DEPS = ["mcp>=2.3,<3", "fastmcp==4.2.3"]
 # The peers the benchmarks compare against (the official SDK's wire types, untyped orjson); the
-# embedded HTTP servers bench/http_servers.py compares (hypercorn, Granian, uvloop).
+# embedded HTTP servers bench/http_servers.py compares (hypercorn, Granian, uvloop); matplotlib: the
+# chart of a suite run (bench/chart.py).
 BENCH_DEPS = [
     "orjson>=3.10",
     "mcp-types>=2",
@@ -46,6 +47,7 @@ BENCH_DEPS = [
     "hypercorn>=0.17",
     "granian>=2.5",
     "uvloop>=0.19; sys_platform != 'win32' and platform_python_implementation == 'CPython'",
+    "matplotlib>=3.8",
 ]
 
 

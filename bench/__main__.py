@@ -1,17 +1,25 @@
-"""The benchmark suite of issue 6: mcpbind beside the official SDK, FastMCP and raw floors, in one run.
+"""The benchmark suite: mcpbind beside the official SDK, FastMCP and raw floors, in one run, judged on
+the targets of issue 18 (bench/targets.py).
 
-    python -m bench [SCENARIO ...] [--quick] [--rounds N] [--cpus split|shared|free] [--output PATH]
+    python -m bench [SCENARIO ...] [--quick] [--rounds N] [--cpus free|split|shared] [--output PATH]
+    python -m bench --summary-only [--quick]
 
-Scenarios (default: all, in this order):
+Scenarios (default: all but ``stdio-shared``, in this order):
 
 * ``stdio``: ``bench/stdio.py``: the ``echo`` server of every SDK over stdio (mcpbind on asyncio and
   trio, the official SDK's low-level server and its ``MCPServer``, FastMCP, and the raw msgspec
   loop): sequential p50/p99, calls/s at 1, 16 and 256 in flight, 100 KB and 1 MB round trips,
-  ``tools/list`` of 1,000 tools, idle and peak RSS, start to first answer;
-* ``stdio-shared``: the same for mcpbind, the official low-level server and the floor with the
-  load generator and the server on one CPU (``stdio`` puts them on two, or as ``--cpus`` says);
+  ``tools/list`` of 1,000 tools, idle and peak RSS, start to first answer; placed as ``--cpus``
+  says (default ``free``, no pinning: the judged numbers), with mcpbind's plain path
+  (``MCPBIND_FASTPATH=0``) as rows of its own in the same rounds (reported, not judged);
+* ``stdio-pinned``: the targets' second column: mcpbind, the official low-level server and the
+  floor with the generator on one CPU and the server on another, in half the rounds, at 1 and 16
+  in flight and ``tools/list`` only;
+* ``stdio-shared`` (only when named): the same for mcpbind, the official low-level server and the
+  floor with the load generator and the server on one CPU;
 * ``client``: ``bench/clients.py``: each SDK's client against the raw floor server, sequential
-  and 16 in flight, beside a raw msgspec client;
+  and 16 in flight, beside a raw msgspec client (and mcpbind's on its plain path); then, unless
+  ``--cpus split``, mcpbind's and the raw client again pinned in half the rounds;
 * ``import``: ``bench/imports.py``: a fresh interpreter importing each SDK;
 * ``http``: ``bench/streamable_http.py`` (Streamable HTTP under uvicorn, with wrk: 2025-11-25
   sessions, stateless, and 2026-07-28 requests, which need no session), run as it is; its options
@@ -31,53 +39,58 @@ The official SDK and FastMCP run in virtual environments of their own (``.bench/
 first use by ``bench/peers.py``); mcpbind runs from this checkout. Every scenario runs even when
 one fails; the report says which failed, and the exit status is then 1.
 
-The report (Markdown: the machine, the software, the command, the targets of issue 6 with what
+The report (Markdown: the machine, the software, the command, the targets of issue 18 with what
 was measured, then each scenario's tables) is printed and written to ``bench/RESULTS.md`` when
-every scenario ran without ``--quick``; otherwise to ``.bench/RESULTS-partial.md``. ``--output``
-names another file (``-``: none).
+every default scenario ran without ``--quick``; otherwise to ``.bench/RESULTS-partial.md``.
+``--output`` names another file (``-``: none). The README's table (bench/readme_table.py) and its
+chart (bench/chart.py) go to ``bench/SUMMARY.md`` and ``bench/results.png`` after a full run,
+their numbers to ``.bench/summary.json``; after any other run to ``.bench/SUMMARY-partial.md``,
+``.bench/results-partial.png`` and ``.bench/summary-partial.json``. ``--summary-only`` makes the
+table and the chart again from the saved numbers.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import platform
-import re
 import shlex
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import clients, imports, peers, proxy, proxy_report, scale, stdio, streamable_http
-from bench._proc import machine_line, version_of
-from bench.stdio import BenchError, Goal, goal
+from bench import (
+    clients,
+    imports,
+    peers,
+    proxy,
+    proxy_report,
+    readme_table,
+    scale,
+    stdio,
+    streamable_http,
+    targets,
+)
+from bench._proc import machine_line
+from bench.stdio import BenchError
+from bench.suite_report import (
+    Section,
+    collect_targets,
+    log,
+    make_summary,
+    readme_table_paths,
+    report,
+    write_summary,
+)
+from bench.targets import http_goals
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("stdio", "stdio-shared", "client", "import", "http", "scale", "proxy", "codec")
-MAIN_PACKAGES = ("msgspec", "anyio", "trio", "httpx", "uvicorn", "httptools", "orjson", "mcp-types", "mcp")
-
-
-@dataclass
-class Section:
-    """One scenario's part of the report."""
-
-    name: str
-    title: str
-    lines: list[str] = field(default_factory=list)
-    goals: list[Goal] = field(default_factory=list)
-    failed: str | None = None
-    seconds: float = 0.0
-    load: tuple[float, float] = (math.nan, math.nan)  # 1-minute load average before and after
-
-
-def log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+SCENARIOS = ("stdio", "stdio-pinned", "stdio-shared", "client", "import", "http", "scale", "proxy", "codec")
+# Run when no scenario is named: all but stdio-shared (asked for by name).
+DEFAULT_SCENARIOS = tuple(s for s in SCENARIOS if s != "stdio-shared")
 
 
 # -- the scenarios ---------------------------------------------------------------------------------
@@ -106,17 +119,46 @@ def stdio_section(
 
 
 def run_stdio(args: argparse.Namespace, section: Section) -> None:
-    results = stdio_section(
+    section.servers = stdio_section(
         args,
         args,
         section,
         "Ratios are of medians: latency ours / theirs (below 1x is better), throughput ours / theirs "
         "(above 1x is better); `official` is the official SDK's low-level server, `floor` the raw "
-        "msgspec loop. Big round trips are the median over the rounds of each round's p50.",
+        "msgspec loop. Big round trips are the median over the rounds of each round's p50. The "
+        "`(plain path)` rows are mcpbind with `MCPBIND_FASTPATH=0`, in the same rounds: reported, "
+        "not judged.",
     )
-    placement = args.placement
-    split = placement.generator is not None and placement.generator != placement.server
-    section.goals += stdio.goals(results, " (two CPUs)" if split else "")
+
+
+PINNED_SERVERS = ("mcpbind-asyncio", "mcpbind-trio", "official", "raw-floor")
+
+
+def pinned_rounds(rounds: int) -> int:
+    """Rounds of a pinned second pass: about half the first's (it is shown, not judged)."""
+    return max(1, (rounds + 1) // 2)
+
+
+def run_stdio_pinned(args: argparse.Namespace, section: Section) -> None:
+    """The stdio scenario again, pinned (generator on one CPU, server on another), cheaper: mcpbind,
+    the official low-level server and the floor, half the rounds, calls at 1 and 16 in flight and
+    tools/list only (no big messages, no start-ups): the targets table's second column."""
+    pinned = argparse.Namespace(**vars(args))
+    pinned.placement = stdio.Placement.of("split")
+    pinned.server_names = [n for n in args.server_names if n in PINNED_SERVERS]
+    pinned.starts = 0
+    pinned.stdio_rounds = pinned_rounds(args.stdio_rounds)
+    pinned.counts = stdio.counts_for(args.quick, [1, 16], big=False, lists=not args.no_list)
+    if not pinned.server_names:
+        section.lines.append("No server of this scenario was chosen (--stdio-servers).")
+        return
+    section.servers = stdio_section(
+        args,
+        pinned,
+        section,
+        "The targets' second column: the same servers pinned, the load generator on one CPU and the "
+        "server on another, in fewer rounds and phases than the unpinned pass (shown, not judged).",
+    )
 
 
 SHARED_SERVERS = ("mcpbind-asyncio", "mcpbind-trio", "official", "raw-floor")
@@ -140,13 +182,15 @@ def run_stdio_shared(args: argparse.Namespace, section: Section) -> None:
         "latency is its work, and pipelined phases cannot run client and server at once. Start-up "
         "is not measured again; RSS is, but its targets are judged in the section above.",
     )
-    judged = ("idle server RSS", "start to first response")
-    section.goals += [g for g in stdio.goals(results, " (one CPU)") if g.scenario not in judged]
+    section.servers = results
 
 
-def run_client(args: argparse.Namespace, section: Section) -> None:
+def client_pass(args: argparse.Namespace, section: Section, intro: str) -> dict[str, clients.Samples]:
+    """One run of the client scenario with ``args``, its tables and notes added to ``section``."""
     results = clients.run(args)
     section.lines += [
+        intro,
+        "",
         clients.header_line(args.client_counts, args.client_rounds, args.placement),
         "",
         *clients.report_lines(results),
@@ -154,11 +198,38 @@ def run_client(args: argparse.Namespace, section: Section) -> None:
     notes = [f"- {name}: {n}" for name, s in results.items() for n in dict.fromkeys(s.notes)]
     notes += [f"- {name}: FAILED in {s.failure}" for name, s in results.items() if s.failure is not None]
     if clients.failures(results):
-        section.failed = "; ".join(clients.failures(results))
+        failed = "; ".join(clients.failures(results))
+        section.failed = f"{section.failed}; {failed}" if section.failed else failed
     if notes:
         section.lines += ["", "Notes:", *notes]
-    for who, scenario, target, value, bound in clients.goal_values(results):
-        section.goals.append(goal(who, scenario, target, value, bound, None))
+    return results
+
+
+PINNED_CLIENTS = ("raw-client", "mcpbind-asyncio", "mcpbind-trio")
+
+
+def run_client(args: argparse.Namespace, section: Section) -> None:
+    """The clients on ``--cpus``'s placement (judged), then, when that is not already split, mcpbind's
+    and the raw client pinned, in half the rounds (the targets' second column)."""
+    section.client_runs = client_pass(
+        args,
+        section,
+        "The `(plain path)` rows are mcpbind's client with `MCPBIND_FASTPATH=0`: reported, not judged.",
+    )
+    if args.cpus == "split":
+        return
+    pinned = argparse.Namespace(**vars(args))
+    pinned.placement = stdio.Placement.of("split")
+    pinned.client_names = [n for n in args.client_names if n in PINNED_CLIENTS]
+    pinned.client_rounds = pinned_rounds(args.client_rounds)
+    if pinned.client_names:
+        section.lines.append("")
+        section.clients_pinned = client_pass(
+            pinned,
+            section,
+            "Pinned, the client on one CPU and the server on another, in fewer rounds (the targets' "
+            "second column, shown, not judged):",
+        )
 
 
 def run_import(args: argparse.Namespace, section: Section) -> None:
@@ -222,37 +293,7 @@ def run_http(args: argparse.Namespace, section: Section) -> None:
         if line.startswith("# "):
             continue  # its title; this section has one
         section.lines.append("#" + line if line.startswith("### ") else line)
-    section.goals += http_goals(text)
-
-
-_GOAL_ROW = re.compile(r"^\| (mcpbind [^|]*?) (>=|<=) ([^|]*?) \| ([^|]*?) \|$")
-
-
-def http_goals(text: str) -> list[Goal]:
-    """The goal rows of bench/streamable_http.py's report (``| mcpbind ... >= 10x ... | 1.2x MISSED |``)."""
-    found: list[Goal] = []
-    for line in text.splitlines():
-        m = _GOAL_ROW.match(line.strip())
-        if not m:
-            continue
-        what, op, bound, now = m.groups()
-        scenario = what.removeprefix("mcpbind ").strip()
-        value_text = now.split()[0] if now.split() else ""
-        met = None if "met" not in now and "MISSED" not in now else "MISSED" not in now
-        number = re.match(r"[\d.]+", value_text.replace(",", ""))
-        value = float(number.group()) if number else math.nan
-        found.append(HttpGoal("mcpbind, Streamable HTTP", scenario, f"{op} {bound}", value, met, now))
-    return found
-
-
-@dataclass(frozen=True)
-class HttpGoal(Goal):
-    """A goal as bench/streamable_http.py judged it; ``shown`` is its own cell (units included)."""
-
-    shown: str = ""
-
-    def row(self) -> list[str]:
-        return [self.who, self.scenario, self.target, self.shown]
+    section.http = http_goals(text)
 
 
 def run_scale(args: argparse.Namespace, section: Section) -> None:
@@ -298,6 +339,7 @@ def run_codec(args: argparse.Namespace, section: Section) -> None:
 
 RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = {
     "stdio": ("stdio: servers", run_stdio),
+    "stdio-pinned": ("stdio: servers, generator and server pinned to two CPUs", run_stdio_pinned),
     "stdio-shared": ("stdio: servers, generator and server on one CPU", run_stdio_shared),
     "client": ("stdio: clients against the raw floor server", run_client),
     "import": ("Import time", run_import),
@@ -306,74 +348,6 @@ RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = 
     "proxy": ("Proxies: a stdio server over HTTP, an HTTP server over stdio", run_proxy),
     "codec": ("Codec: decode + encode of MCP messages", run_codec),
 }
-
-
-# -- the report ------------------------------------------------------------------------------------
-
-
-def software_line() -> str:
-    main = ", ".join(f"{p} {version_of(p)}" for p in MAIN_PACKAGES if version_of(p) != "not installed")
-    venvs = "; ".join(peers.describe().splitlines()) or "no peer venvs made"
-    return (
-        f"CPython {platform.python_version()} ({sys.executable}); mcpbind from this checkout; "
-        f"in this environment: {main}; {venvs}"
-    )
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def report(sections: list[Section], args: argparse.Namespace, started: datetime, commit: str) -> str:
-    out = ["# Benchmark results (issue 6)", ""]
-    out.append(
-        f"Measured {started:%Y-%m-%d %H:%M} UTC, {sum(s.seconds for s in sections) / 60:.0f} min, at "
-        f"commit {commit}."
-    )
-    out.append("")
-    out.append(f"- Machine: nproc {os.cpu_count()}, {cpu_model()}, {platform.system()} {platform.release()}.")
-    out.append(f"- Software: {software_line()}.")
-    out.append(f"- Command: `{args.command}`.")
-    loads = ", ".join(f"{s.name} {s.load[0]:.2f} → {s.load[1]:.2f}" for s in sections)
-    out.append(
-        f"- Load average (1 min) before → after each scenario: {loads}. The machine is shared: "
-        "other work running alongside skews the numbers (about 0 is a quiet machine; 2 means both "
-        "CPUs were busy on average)."
-    )
-    failed = [s for s in sections if s.failed]
-    if failed:
-        out.append("")
-        out.append("**Failed scenarios**: " + "; ".join(f"{s.title}: {s.failed}" for s in failed))
-    found = [g for s in sections for g in s.goals]
-    if found:
-        out += ["", "## Targets", ""]
-        out.append(
-            "The targets of issue 6 for mcpbind, each a ratio of medians measured in this run "
-            "(`official`: the official SDK's low-level server; HTTP rows as bench/streamable_http.py "
-            "judged them)."
-        )
-        out.append("")
-        out.append("| who | scenario | target | now |")
-        out.append("| --- | --- | --- | ---: |")
-        out += ["| " + " | ".join(g.row()) + " |" for g in found]
-        met = sum(1 for g in found if g.met)
-        judged = sum(1 for g in found if g.met is not None)
-        out += ["", f"{met} of {judged} targets met."]
-    for s in sections:
-        out += ["", f"## {s.title}", ""]
-        if s.failed:
-            out.append(f"Failed: {s.failed}")
-            if s.lines:
-                out.append("")
-        out += s.lines
-    return "\n".join(out) + "\n"
 
 
 # -- main ------------------------------------------------------------------------------------------
@@ -391,9 +365,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--cpus",
         choices=["split", "shared", "free"],
-        default="split",
-        help="stdio and client: load generator (or client) on one CPU and server on another (split, "
-        "default), both on one (shared), or no pinning (free)",
+        default="free",
+        help="stdio and client, the judged pass: no pinning (free, default: the placement a user gets), "
+        "load generator (or client) on one CPU and server on another (split), or both on one (shared); "
+        "the stdio-pinned scenario and the client's second pass are split whatever this says",
+    )
+    parser.add_argument(
+        "--summary-only",
+        action="store_true",
+        help="run nothing: make the README table and the chart again from the last full run's numbers "
+        "(.bench/summary.json; with --quick, the last other run's, .bench/summary-partial.json)",
     )
     parser.add_argument("--output", help="where the report goes (default: see above; '-' for none)")
     parser.add_argument(
@@ -413,7 +394,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = [s for s in args.scenarios if s not in SCENARIOS]
     if unknown:
         parser.error(f"unknown scenarios {unknown}; choose from {', '.join(SCENARIOS)}")
-    args.scenarios = [s for s in SCENARIOS if s in args.scenarios] if args.scenarios else list(SCENARIOS)
+    args.scenarios = (
+        [s for s in SCENARIOS if s in args.scenarios] if args.scenarios else list(DEFAULT_SCENARIOS)
+    )
     if args.rounds is not None and args.rounds < 1:
         parser.error("--rounds must be at least 1")
     stdio.check_options(parser, args)
@@ -421,8 +404,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     imports.check_options(parser, args)
     scale.check_options(parser, args)
     proxy.check_options(parser, args)
+    # A full run (every default scenario, not --quick) writes beside the committed report.
+    args.full_paths = set(DEFAULT_SCENARIOS) <= set(args.scenarios) and not args.quick
     if args.output is None:
-        full = args.scenarios == list(SCENARIOS) and not args.quick
+        full = args.full_paths
         args.output = (
             str(ROOT / "bench" / "RESULTS.md") if full else str(ROOT / ".bench" / "RESULTS-partial.md")
         )
@@ -436,6 +421,15 @@ def _stop(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.summary_only:
+        numbers = readme_table_paths(args.full_paths)[0]
+        try:
+            summary = readme_table.decode(numbers.read_bytes())
+        except (OSError, ValueError) as exc:
+            log(f"bench: cannot read {numbers}: {exc}")
+            return 1
+        write_summary(summary, args.full_paths, save=False)
+        return 0
     signal.signal(signal.SIGTERM, _stop)
     started = datetime.now(timezone.utc)
     commit = args.commit or stdio.commit()
@@ -471,13 +465,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text)
         log(f"bench: written to {args.output}")
+    write_summary(make_summary(sections, args, started, commit), args.full_paths, save=True)
     bad = [s.title for s in sections if s.failed]
     if bad:
         log(f"bench: failed: {', '.join(bad)}")
-    missed = [g for s in sections for g in s.goals if g.met is False]
+    missed = targets.missed(collect_targets(sections))
     log(
         f"bench: {len(missed)} targets missed"
-        + (": " + "; ".join(f"{g.who} {g.scenario}" for g in missed) if missed else "")
+        + (": " + "; ".join(f"{t.who} {t.scenario} {t.target}" for t in missed) if missed else "")
     )
     return 1 if bad else 0
 

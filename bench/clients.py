@@ -5,6 +5,8 @@ Clients (``--clients`` picks some):
 * ``raw-client``: the floor of clients, the load generator of ``bench/stdio.py`` (one
   ``selectors`` loop, pre-formatted request lines, msgspec to read the answers);
 * ``mcpbind-asyncio`` / ``mcpbind-trio``: mcpbind's ``Client`` (this checkout);
+* ``mcpbind-asyncio-plain`` / ``mcpbind-trio-plain``: the same with ``MCPBIND_FASTPATH=0`` (its
+  plain path; reported, not judged);
 * ``official``: the official SDK's ``ClientSession`` over its ``stdio_client`` (its venv);
 * ``fastmcp``: FastMCP's ``Client`` over its ``StdioTransport`` (its venv).
 
@@ -42,6 +44,7 @@ if str(ROOT) not in sys.path:
 from bench import peers  # noqa: E402  (the repository root must be on sys.path first)
 from bench._proc import count, fmt_range, fmt_ratio, med, picked, ratio, rounds_of, standalone  # noqa: E402
 from bench.stdio import (  # noqa: E402
+    FASTPATH_SWITCH,
     SERVERS,
     BenchError,
     Placement,
@@ -56,6 +59,12 @@ class ClientSpec:
     name: str
     label: str
     peer: str | None  # the venv it runs in; None: this interpreter and checkout
+    sdk: str = ""  # bench/client_runner.py's name for it (default: ``name``)
+    plain: bool = False  # mcpbind on its plain path (MCPBIND_FASTPATH=0)
+
+    @property
+    def runner(self) -> str:
+        return self.sdk or self.name
 
 
 CLIENTS: dict[str, ClientSpec] = {
@@ -64,6 +73,10 @@ CLIENTS: dict[str, ClientSpec] = {
         ClientSpec("raw-client", "raw msgspec loop (floor)", None),
         ClientSpec("mcpbind-asyncio", "mcpbind Client, asyncio", None),
         ClientSpec("mcpbind-trio", "mcpbind Client, trio", None),
+        ClientSpec(
+            "mcpbind-asyncio-plain", "mcpbind Client, asyncio (plain path)", None, "mcpbind-asyncio", True
+        ),
+        ClientSpec("mcpbind-trio-plain", "mcpbind Client, trio (plain path)", None, "mcpbind-trio", True),
         ClientSpec("official", "official SDK ClientSession", "official"),
         ClientSpec("fastmcp", "FastMCP Client", "fastmcp"),
     )
@@ -128,6 +141,10 @@ def sdk_round(
     """One run of bench/client_runner.py in the client's environment."""
     if spec.peer is None:
         python, env = sys.executable, server_env()
+        if spec.plain:
+            env[FASTPATH_SWITCH] = "0"
+        else:
+            env.pop(FASTPATH_SWITCH, None)
     else:
         python, env = str(peers.ensure(spec.peer)), peers.peer_env()
     server = [sys.executable, str(ROOT / "bench" / "raw_floor_server.py")]
@@ -136,7 +153,7 @@ def sdk_round(
     command = [
         python,
         str(ROOT / "bench" / "client_runner.py"),
-        spec.name,
+        spec.runner,
         f"--sequential={counts.sequential}",
         f"--pipelined={counts.pipelined}",
         f"--in-flight={IN_FLIGHT}",
@@ -248,37 +265,6 @@ def report_lines(results: dict[str, Samples]) -> list[str]:
 
 def failures(results: dict[str, Samples]) -> list[str]:
     return [f"{name}: {s.failure.splitlines()[0]}" for name, s in results.items() if s.failure is not None]
-
-
-def goal_values(results: dict[str, Samples]) -> list[tuple[str, str, str, float, float]]:
-    """(who, scenario, target, ratio, bound) of the client targets: at least ``bound`` x the raw client."""
-    raw = results.get("raw-client")
-    if raw is None:
-        return []
-    out = []
-    for name in ("mcpbind-asyncio", "mcpbind-trio"):
-        if name in results and results[name].failure is None:
-            s = results[name]
-            label = CLIENTS[name].label
-            out.append(
-                (
-                    label,
-                    "client calls/s, sequential",
-                    ">= 0.5x raw client",
-                    ratio(med(s.seq_rate), med(raw.seq_rate)),
-                    0.5,
-                )
-            )
-            out.append(
-                (
-                    label,
-                    f"client calls/s, {IN_FLIGHT} in flight",
-                    ">= 0.4x raw client",
-                    ratio(med(s.pipe_rate), med(raw.pipe_rate)),
-                    0.4,
-                )
-            )
-    return out
 
 
 def add_options(parser: argparse.ArgumentParser, standalone: bool = True) -> None:

@@ -5,6 +5,8 @@ Servers (``--servers`` picks some, in this order by default):
 
 * ``mcpbind-asyncio``: ``examples/echo_server.py --backend asyncio`` (mcpbind, this checkout);
 * ``mcpbind-trio``: the same on trio;
+* ``mcpbind-asyncio-plain`` / ``mcpbind-trio-plain``: the same with ``MCPBIND_FASTPATH=0`` (the
+  plain path every fast path falls back to; reported beside the fast rows, not judged);
 * ``official``: ``bench/official_echo_server.py``, the official SDK's low-level ``Server``
   served by ``mcp.server.stdio.stdio_server`` (asyncio), in the SDK's venv (bench/peers.py);
 * ``official-decorator``: ``bench/official_decorator_echo_server.py``, the SDK's ``MCPServer``;
@@ -167,6 +169,10 @@ class BenchError(Exception):
 # -- one server process ----------------------------------------------------------------------------
 
 
+# The environment variable that selects mcpbind's plain path (runtime/mcpbind/fastpath.py's SWITCH).
+FASTPATH_SWITCH = "MCPBIND_FASTPATH"
+
+
 @dataclass(frozen=True)
 class ServerSpec:
     name: str
@@ -174,6 +180,8 @@ class ServerSpec:
     args: tuple[str, ...]
     # The venv (bench/peers.py) the server runs in; None: this interpreter, with this checkout.
     peer: str | None = None
+    # mcpbind on its plain path (MCPBIND_FASTPATH=0); otherwise mcpbind runs its default fast path.
+    plain: bool = False
 
     def python(self) -> str:
         if self.peer is None:
@@ -190,7 +198,12 @@ class ServerSpec:
 
     def env(self) -> dict[str, str]:
         if self.peer is None:
-            return server_env()
+            env = server_env()
+            if self.plain:
+                env[FASTPATH_SWITCH] = "0"
+            else:
+                env.pop(FASTPATH_SWITCH, None)
+            return env
         from bench import peers
 
         return peers.peer_env()
@@ -208,6 +221,18 @@ SERVERS: dict[str, ServerSpec] = {
             "mcpbind-trio",
             "mcpbind, trio",
             ("examples/echo_server.py", "--backend", "trio"),
+        ),
+        ServerSpec(
+            "mcpbind-asyncio-plain",
+            "mcpbind, asyncio (plain path)",
+            ("examples/echo_server.py", "--backend", "asyncio"),
+            plain=True,
+        ),
+        ServerSpec(
+            "mcpbind-trio-plain",
+            "mcpbind, trio (plain path)",
+            ("examples/echo_server.py", "--backend", "trio"),
+            plain=True,
         ),
         ServerSpec(
             "official",
@@ -900,78 +925,9 @@ def report_lines(results: dict[str, Samples], counts: Counts) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class Goal:
-    """One target of issue 6, as measured: ``value`` is a ratio (NaN: not measured)."""
-
-    who: str
-    scenario: str
-    target: str
-    value: float
-    met: bool | None
-
-    def row(self) -> list[str]:
-        verdict = "n/a" if self.met is None else "met" if self.met else "MISSED"
-        if math.isnan(self.value) and self.met is False:
-            return [self.who, self.scenario, self.target, "FAILED"]
-        return [self.who, self.scenario, self.target, f"{fmt_ratio(self.value)} {verdict}".strip()]
-
-
-def goal(
-    who: str, scenario: str, target: str, value: float, at_least: float | None, at_most: float | None
-) -> Goal:
-    if math.isnan(value):
-        return Goal(who, scenario, target, value, None)
-    met = (at_least is None or value >= at_least) and (at_most is None or value <= at_most)
-    return Goal(who, scenario, target, value, met)
-
-
-def goals(results: dict[str, Samples], where: str = "") -> list[Goal]:
-    """The stdio targets of issue 6 for mcpbind's servers (the official SDK's low-level server is
-    the "official" of the ratios); ``where`` is added to each server's name. Targets not measured
-    in the run are left out."""
-    official = results.get("official")
-    floor = results.get("raw-floor")
-    out: list[Goal] = []
-    for name in ("mcpbind-asyncio", "mcpbind-trio"):
-        if name not in results:
-            continue
-        s = results[name]
-        who = SERVERS[name].label + where
-        if s.failure is not None:
-            out.append(Goal(who, "stdio run", "every answer right, no hang", math.nan, False))
-            continue
-        if official is not None and 16 in s.rate:
-            r = ratio(med(s.rate[16]), med(official.rate.get(16, [])))
-            out.append(goal(who, "stdio throughput, 16 in flight", ">= 20x official low-level", r, 20, None))
-        if floor is not None and 16 in s.rate:
-            r = ratio(med(s.rate[16]), med(floor.rate.get(16, [])))
-            out.append(goal(who, "stdio throughput, 16 in flight", ">= 0.25x raw floor", r, 0.25, None))
-        if floor is not None:
-            r = ratio(med(s.p50_us), med(floor.p50_us))
-            out.append(goal(who, "stdio sequential p50 latency", "<= 3x raw floor", r, None, 3))
-            if s.list_ms:
-                r = ratio(med(s.list_ms), med(floor.list_ms))
-                out.append(goal(who, f"tools/list, {LIST_TOOLS:,} tools", "<= 2x raw floor", r, None, 2))
-            mb = 1024 * 1024
-            if mb in s.big_ms:
-                r = ratio(med(s.big_ms[mb]), med(floor.big_ms.get(mb, [])))
-                out.append(goal(who, "1 MB round trip", "<= 1.5x raw floor", r, None, 1.5))
-        if official is not None:
-            r = ratio(med(s.idle_rss_mib), med(official.idle_rss_mib))
-            out.append(goal(who, "idle server RSS", "<= 0.4x official", r, None, 0.4))
-            r = ratio(med(s.start_ms), med(official.start_ms))
-            out.append(goal(who, "start to first response", "<= 0.25x official", r, None, 0.25))
-    return [g for g in out if g.met is not None]
-
-
 def failures(results: dict[str, Samples]) -> list[str]:
     """``name: reason`` (the reason's first line) of each server dropped from the run."""
     return [f"{name}: {s.failure.splitlines()[0]}" for name, s in results.items() if s.failure is not None]
-
-
-def goal_table(found: Sequence[Goal]) -> list[str]:
-    return table(["who", "scenario", "target", "now"], [g.row() for g in found])
 
 
 def notes_lines(results: dict[str, Samples], started_at: str, ended_at: str | None = None) -> list[str]:
@@ -996,10 +952,12 @@ def report(
     print(header_line(counts, rounds, placement, started_at))
     print()
     print("\n".join(report_lines(results, counts)))
-    found = goals(results)
+    from bench import targets
+
+    found = targets.stdio_targets(results, None)
     if found:
         print()
-        print("\n".join(goal_table(found)))
+        print("\n".join(targets.table_lines(found)))
     notes = notes_lines(results, started_at)
     if notes:
         print()
