@@ -161,6 +161,9 @@ def bench(session: nox.Session) -> None:
     # The HTTP benchmark's client (httpx) and the HTTP parser it serves every server with (httptools);
     # py-spy: where a server that stopped answering is stuck, in the report.
     session.install("httpx>=0.28,<1", "httptools>=0.6", "py-spy>=0.3")
+    # uvloop: mcpbind's HTTP servers run as `pip install "mcpbind[http]"` brings them (the official
+    # SDK's in its venv, with what `pip install mcp` brings: bench/streamable_http.py --install user).
+    session.install("uvloop>=0.19; sys_platform != 'win32'")
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     session.run("python", "-m", "bench", *session.posargs, env=env)
 

@@ -6,12 +6,14 @@ FastMCP derives from the function's signature. Served over stdio by ``FastMCP.ru
 start-up banner, with its log level at WARNING (its INFO start-up line and the banner go to stderr).
 
     python bench/fastmcp_echo_server.py [--tools N]
-    python bench/fastmcp_echo_server.py --port PORT [--mode modern|modern-sse] [--http h11|httptools]
+    python bench/fastmcp_echo_server.py --port PORT [--mode modern|modern-sse] [--http auto|h11|httptools]
+        [--loop auto|asyncio|uvloop]
 
 With ``--port``, its Streamable HTTP app (``FastMCP.http_app()``, at ``/mcp``, its defaults
 otherwise; ``json_response=True`` for ``modern``, as in the other servers' ``modern`` mode) is served for ``bench/streamable_http.py``
 by the same ``uvicorn.run`` call as the other servers there (``bench/streamable_http_servers.py``):
-127.0.0.1, one worker, the asyncio loop, no access log.
+127.0.0.1, one worker, no access log, uvicorn's parser and loop as ``--http`` and ``--loop`` say
+(``auto``, the default: what its venv has).
 
 Runs in FastMCP's venv (``.bench/venvs/fastmcp``, made by ``bench/peers.py``).
 """
@@ -50,7 +52,12 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=0, help="extra tools to register")
     parser.add_argument("--port", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT, not stdio")
     parser.add_argument("--mode", choices=["modern", "modern-sse"], default="modern", help="with --port")
-    parser.add_argument("--http", choices=["h11", "httptools"], default="h11", help="uvicorn's HTTP parser")
+    parser.add_argument(
+        "--http", choices=["auto", "h11", "httptools"], default="auto", help="uvicorn's HTTP parser"
+    )
+    parser.add_argument(
+        "--loop", choices=["auto", "asyncio", "uvloop"], default="auto", help="uvicorn's loop"
+    )
     args = parser.parse_args()
     if args.port is None:
         build(args.tools).run("stdio", show_banner=False)
@@ -63,7 +70,7 @@ def main() -> None:
         app,
         host="127.0.0.1",
         port=args.port,
-        loop="asyncio",
+        loop=args.loop,
         http=args.http,
         workers=1,
         access_log=False,

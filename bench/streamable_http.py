@@ -4,9 +4,17 @@ Every server is one of ``bench/streamable_http_servers.py``'s apps (mcpbind's
 ``StreamableHTTPApp``, the official SDK's low-level ``Server`` and its decorator ``MCPServer``,
 each in JSON-response, SSE and stateless mode for 2025-11-25 requests and in the 2026-07-28
 modes, and a raw msgspec ASGI app as the floor), or FastMCP's app (2026-07-28 modes only, in its
-venv, by ``bench/fastmcp_echo_server.py``), run by the same uvicorn (one worker, asyncio loop, no
-access log; its HTTP parser is httptools when installed, else h11, or as ``--http`` says) in a
+venv, by ``bench/fastmcp_echo_server.py``), run by uvicorn (one worker, no access log) in a
 process of its own on 127.0.0.1.
+
+Each server runs as a user installs it (``--install user``, the default): the official SDK's in
+its venv (``.bench/venvs/official``, made by ``bench/peers.py``: what ``pip install mcp`` brings),
+FastMCP's in its venv, mcpbind's and the floor's with this interpreter (what ``pip install
+"mcpbind[http]"`` brings), each under uvicorn's defaults there (``--http auto --loop auto``:
+httptools and uvloop when that environment has them, else h11 and the asyncio loop). With
+``--install shared``, every server but FastMCP's runs with this interpreter (which then needs
+``mcp``), on the asyncio loop, with httptools when installed: like for like, what the install
+brings left out. ``--http`` and ``--loop`` force a parser or a loop on every server.
 
 For each server, in each round: spawn it, open a session with httpx (``initialize``, then
 ``notifications/initialized``), check that one ``tools/call`` through httpx returns the echoed
@@ -28,14 +36,16 @@ deleted. Per-session memory is the difference over the number of sessions.
 
 Servers are always killed and reaped, on error too. Tables give medians over the rounds with the
 min-max range; ratios use medians. The load generator and the server share the machine's CPUs
-(nothing is pinned).
+(``--cpus free``, the default: nothing is pinned), or ``--cpus split`` pins wrk to one CPU and the
+server to another.
 
     PYTHONPATH=runtime:generated python bench/streamable_http.py [--quick] [--rounds N]
-        [--impls mcpbind,official-lowlevel,...] [--modes json,sse,stateless,modern,modern-sse] [--http h11|httptools]
+        [--impls mcpbind,official-lowlevel,...] [--modes json,sse,stateless,modern,modern-sse]
+        [--install user|shared] [--cpus free|split] [--http auto|h11|httptools] [--loop auto|asyncio|uvloop]
 
 Needs ``wrk`` (``apt-get install wrk``; the script offers to install it when it runs as root),
-uvicorn, httpx, and ``mcp`` (the official SDK) for the official servers; FastMCP's venv is made by
-``bench/peers.py`` on first use.
+uvicorn and httpx; the official SDK's and FastMCP's venvs are made by ``bench/peers.py`` on first
+use.
 """
 
 from __future__ import annotations
@@ -121,6 +131,14 @@ OFFICIAL = ("official-lowlevel", "official-mcpserver")
 # Implementations run in the 2026-07-28 modes only (FastMCP's 2025 path is the official SDK's
 # session manager, measured above; leaving it out keeps the suite's time).
 MODERN_ONLY = ("fastmcp",)
+
+
+# How the servers are installed (--install).
+INSTALLS = {
+    "user": "each server as a user installs it: the official SDK's in its venv, mcpbind's with this "
+    "interpreter, each with uvicorn's defaults there (below)",
+    "shared": "every server but FastMCP's with this interpreter, like for like (below)",
+}
 
 
 class BenchError(Exception):
@@ -306,10 +324,18 @@ def wrk_version(wrk: str) -> str:
 
 
 def run_wrk(
-    wrk: str, url: str, script: Path, connections: int, seconds: float, threads: int, what: str
+    wrk: str,
+    url: str,
+    script: Path,
+    connections: int,
+    seconds: float,
+    threads: int,
+    what: str,
+    cpus: frozenset[int] = frozenset(),
 ) -> WrkResult:
     threads = max(1, min(threads, connections))
     cmd = [
+        *pinned(cpus),
         wrk,
         f"-t{threads}",
         f"-c{connections}",
@@ -345,6 +371,123 @@ def run_wrk(
     return WrkResult(stats["requests"], stats["duration_us"] / 1e6, stats["p50_us"], stats["p99_us"])
 
 
+# -- where the servers run --------------------------------------------------------------------------
+
+# The implementations whose servers run in a peer's venv (bench/peers.py) when installed as users
+# install them; the others run with this interpreter (mcpbind from this checkout).
+USER_VENVS = {"official-lowlevel": "official", "official-mcpserver": "official", "fastmcp": "fastmcp"}
+
+
+def venv_of(implementation: str, install: str) -> str | None:
+    """The peer venv an implementation's server runs in; None: this interpreter."""
+    if implementation == "fastmcp" or install == "user":
+        return USER_VENVS.get(implementation)
+    return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The CPUs of the load generator and of the server; empty sets: not pinned."""
+
+    generator: frozenset[int] = frozenset()
+    server: frozenset[int] = frozenset()
+
+    @classmethod
+    def of(cls, mode: str) -> Placement:
+        if mode == "free":
+            return cls()
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            raise BenchError(f"--cpus split needs two CPUs; this process may use {cpus}")
+        return cls(frozenset(cpus[:1]), frozenset(cpus[1:2]))
+
+    def describe(self) -> str:
+        if not self.server:
+            return "nothing pinned: wrk and the server share the CPUs"
+        return f"wrk pinned to CPU {min(self.generator)}, the server to CPU {min(self.server)}"
+
+
+def pinned(cpus: frozenset[int]) -> list[str]:
+    """The prefix that runs a command on ``cpus`` (taskset execs it: the pid is the command's)."""
+    if not cpus:
+        return []
+    taskset = shutil.which("taskset")
+    if taskset is None:
+        raise BenchError("--cpus split needs taskset (util-linux)")
+    return [taskset, "-c", ",".join(str(c) for c in sorted(cpus))]
+
+
+# What a server's environment has that decides how uvicorn serves it.
+STACK = (
+    "uvicorn",
+    "httptools",
+    "uvloop",
+    "h11",
+    "mcp",
+    "starlette",
+    "pydantic",
+    "anyio",
+    "msgspec",
+    "fastmcp",
+)
+_STACK_PROBE = """
+import json, sys
+from importlib import metadata
+out = {}
+for dist in sys.argv[1:]:
+    try:
+        out[dist] = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        pass
+print(json.dumps(out))
+"""
+
+
+def stack_of(python: str) -> dict[str, str]:
+    """The versions of ``STACK`` an interpreter sees (absent: not installed there)."""
+    done = subprocess.run(
+        [python, "-c", _STACK_PROBE, *STACK],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env=peers.peer_env() if python != sys.executable else _proc.server_env(),
+    )
+    if done.returncode != 0:
+        raise BenchError(f"{python} does not run: {done.stderr.strip()[-2000:]}")
+    versions: dict[str, str] = json.loads(done.stdout)
+    return versions
+
+
+def served_by(versions: dict[str, str], http: str, loop: str) -> str:
+    """How uvicorn serves an app in an environment with ``versions``, for the report."""
+    parser = http if http != "auto" else "httptools" if "httptools" in versions else "h11"
+    event_loop = loop if loop != "auto" else "uvloop" if "uvloop" in versions else "asyncio"
+    return f"{parser} {versions.get(parser, '?')}, {event_loop} loop" + (
+        f" (uvloop {versions.get('uvloop', '?')})" if event_loop == "uvloop" else ""
+    )
+
+
+def environments(results: dict[Config, Samples], args: argparse.Namespace) -> list[str]:
+    """One line per environment the servers ran in: which servers, what it holds, how uvicorn served."""
+    where: dict[str | None, list[str]] = {}
+    for cfg in results:
+        where.setdefault(venv_of(cfg.implementation, args.install), []).append(cfg.label)
+    lines = []
+    for peer, labels in where.items():
+        python = sys.executable if peer is None else str(peers.python_of(peer))
+        versions = stack_of(python)
+        place = "this interpreter" if peer is None else f"the {peer} venv (.bench/venvs/{peer})"
+        held = ", ".join(f"{k} {v}" for k, v in versions.items())
+        missing = [k for k in ("httptools", "uvloop") if k not in versions]
+        lines.append(
+            f"{', '.join(dict.fromkeys(labels))}: {place}; {held}"
+            + (f"; no {' nor '.join(missing)} there" if missing else "")
+            + f"; served by uvicorn with {served_by(versions, args.http, args.loop)}"
+        )
+    return lines
+
+
 # -- one server process ----------------------------------------------------------------------------
 
 
@@ -358,28 +501,34 @@ def free_port() -> int:
 class ServerProcess(_proc.LoggedProcess):
     """One uvicorn process serving one app; closed (killed if need be) and reaped by ``close``."""
 
-    def __init__(self, config: Config, http: str, start_timeout: float) -> None:
+    def __init__(self, config: Config, args: argparse.Namespace) -> None:
         self.config = config
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = self.base + PATH
-        if config.implementation == "fastmcp":
-            # In FastMCP's venv, with nothing of this checkout on its path.
-            python, script, env = str(peers.python_of("fastmcp")), "fastmcp_echo_server.py", peers.peer_env()
-            where = ["--mode", config.mode]
+        peer = venv_of(config.implementation, args.install)
+        if peer is not None:
+            # In the peer's venv, with nothing of this checkout on its path.
+            python, env = str(peers.python_of(peer)), peers.peer_env()
         else:
-            python, script, env = sys.executable, "streamable_http_servers.py", _proc.server_env()
-            where = [config.implementation, config.mode]
+            python, env = sys.executable, _proc.server_env()
+        if config.implementation == "fastmcp":
+            script, where = "fastmcp_echo_server.py", ["--mode", config.mode]
+        else:
+            script, where = "streamable_http_servers.py", [config.implementation, config.mode]
         self.command = [
+            *pinned(args.placement.server),
             python,
             str(ROOT / "bench" / script),
             *where,
             "--port",
             str(self.port),
             "--http",
-            http,
+            args.http,
+            "--loop",
+            args.loop,
         ]
-        self.start(self.command, env=env, start_timeout=start_timeout)
+        self.start(self.command, env=env, start_timeout=args.start_timeout)
 
     def wait_ready(self, timeout: float) -> None:
         # uvicorn listens once the app's lifespan startup has completed.
@@ -429,7 +578,7 @@ class ServerProcess(_proc.LoggedProcess):
 
 @contextlib.contextmanager
 def serving(config: Config, args: argparse.Namespace, notes: list[str]) -> Iterator[ServerProcess]:
-    server = ServerProcess(config, args.http, args.start_timeout)
+    server = ServerProcess(config, args)
     try:
         yield server
     finally:
@@ -606,14 +755,30 @@ def one_round(config: Config, args: argparse.Namespace, wrk: str, samples: Sampl
                 raise BenchError(f"{config.name}: a stateful server gave no Mcp-Session-Id")
             script = Path(tmp) / "call.lua"
             script.write_text(lua_script(mcp.session_id, config.modern))
-            run_wrk(wrk, server.url, script, 16, args.warmup, args.wrk_threads, f"{config.name} warm-up")
+            run_wrk(
+                wrk,
+                server.url,
+                script,
+                16,
+                args.warmup,
+                args.wrk_threads,
+                f"{config.name} warm-up",
+                args.placement.generator,
+            )
             parts = []
             for c in args.concurrency:
                 cpu_before = _proc.cpu_seconds(server.pid)
                 busy_before = machine_busy_seconds()
                 wrk_before = children_cpu_seconds()
                 result = run_wrk(
-                    wrk, server.url, script, c, args.duration, args.wrk_threads, f"{config.name} at c={c}"
+                    wrk,
+                    server.url,
+                    script,
+                    c,
+                    args.duration,
+                    args.wrk_threads,
+                    f"{config.name} at c={c}",
+                    args.placement.generator,
                 )
                 cpu = _proc.cpu_seconds(server.pid) - cpu_before
                 # What else ran meanwhile: the machine's busy time less the server's and wrk's.
@@ -698,19 +863,20 @@ def report(
     out.append("# Streamable HTTP benchmark results")
     out.append("")
     out.append(
-        f"Measured {now:%Y-%m-%d %H:%M} UTC at commit {started_at}; {_proc.machine_line()}, nothing pinned: "
-        "wrk and the server share the CPUs; "
-        f"CPython {platform.python_version()}; uvicorn {version_of('uvicorn')} (one worker, asyncio loop, "
-        f"{args.http} {version_of(args.http)}, no access log); msgspec {version_of('msgspec')}, "
-        f"anyio {version_of('anyio')}, httpx {version_of('httpx')}, mcp {version_of('mcp')} (official SDK), "
-        f"starlette {version_of('starlette')}, sse-starlette {version_of('sse-starlette')}; "
-        f"{fastmcp_versions(results)}"
+        f"Measured {now:%Y-%m-%d %H:%M} UTC at commit {started_at}; {_proc.machine_line()}, "
+        f"{args.placement.describe()}; load average {args.load[0]:.2f} {args.load[1]:.2f} {args.load[2]:.2f} "
+        f"at the start; CPython {platform.python_version()}; every server under uvicorn (one worker, no "
+        f"access log), {INSTALLS[args.install]}; httpx {version_of('httpx')} for the checks; "
         f"wrk {wrk_version(wrk)} (-t{args.wrk_threads}, one session per server shared by all connections "
         "in the 2025-11-25 modes, none in the 2026-07-28 ones); "
         f"{args.rounds} rounds of {args.duration:g} s per phase after a {args.warmup:g} s warm-up."
     )
     out.append("")
     out.append(f"Command: `{args.command}`")
+    out.append("")
+    out.append("Where each server ran:")
+    out.append("")
+    out.extend(f"- {line}" for line in environments(results, args))
     out.append("")
     out.append(
         "calls/s: median over the rounds (min-max); p50 and p99 latency in ms (medians over the rounds); "
@@ -760,7 +926,7 @@ def report(
     goals = goal_rows(results, memory, floor)
     if goals:
         out.append("")
-        out.append("### Goals (issue 6)")
+        out.append("### Goals (issue 18)")
         out.append("")
         out.append("| goal | now |")
         out.append("| --- | ---: |")
@@ -773,18 +939,6 @@ def report(
         out.append("Notes:")
         out.extend(f"- {n}" for n in dict.fromkeys(notes))
     return "\n".join(out) + "\n"
-
-
-def fastmcp_versions(results: dict[Config, Samples]) -> str:
-    """What FastMCP's server runs on (its own venv), for the report's header; empty when not run."""
-    if not any(cfg.implementation == "fastmcp" for cfg in results):
-        return ""
-    try:
-        versions = peers.installed_versions("fastmcp")
-    except peers.PeerError:
-        return "FastMCP in .bench/venvs/fastmcp (versions unreadable); "
-    listed = ", ".join(f"{k} {v}" for k, v in versions.items())
-    return f"FastMCP's server in its venv (.bench/venvs/fastmcp: {listed}); "
 
 
 # The 2025-11-25 modes the 2026-07-28 rows are set beside: a call in a session, and one without.
@@ -869,20 +1023,34 @@ def modern_lines(results: dict[Config, Samples], concurrency: Sequence[int]) -> 
 
 def goal_rows(results: dict[Config, Samples], memory: dict[str, Memory], floor: Samples | None) -> list[str]:
     rows = []
-    ours = next((s for cfg, s in results.items() if cfg == Config("mcpbind", "json")), None)
-    if ours is not None and 16 in ours.rate:
-        rate = med(ours.rate[16])
-        best_cfg, best_rate = official_best(results, 16)
-        if best_cfg is not None:
-            r = ratio(rate, best_rate)
+
+    def rate(cfg: Config) -> float | None:
+        s = results.get(cfg)
+        return med(s.rate[16]) if s is not None and 16 in s.rate else None
+
+    ours = rate(Config("mcpbind", "json"))
+    if ours is not None:
+        theirs = rate(Config("official-mcpserver", "json"))
+        if theirs is not None:
+            r = ratio(ours, theirs)
             rows.append(
-                f"| mcpbind JSON at c=16 >= 10x the official SDK's best mode | {fmt_ratio(r)} {verdict(r >= 10)} |"
+                f"| mcpbind JSON at c=16 >= 10x the official MCPServer (JSON) | {fmt_ratio(r)} {verdict(r >= 10)} |"
             )
         if floor is not None and 16 in floor.rate:
-            r = ratio(rate, med(floor.rate[16]))
+            r = ratio(ours, med(floor.rate[16]))
             rows.append(
-                f"| mcpbind JSON at c=16 >= 0.3x the raw floor | {fmt_ratio(r)} {verdict(r >= 0.3)} |"
+                f"| mcpbind JSON at c=16 >= 0.6x the raw HTTP floor | {fmt_ratio(r)} {verdict(r >= 0.6)} |"
             )
+    # The 2026-07-28 request against the official SDK's 2026-07-28 path: its faster server of the
+    # two (the low-level one or MCPServer), in the same mode (JSON asked for).
+    modern = rate(Config("mcpbind", "modern"))
+    official = [r for r in (rate(Config(i, "modern")) for i in OFFICIAL) if r is not None]
+    if modern is not None and official:
+        r = ratio(modern, max(official))
+        rows.append(
+            f"| mcpbind 2026-07-28 request at c=16 >= 10x the official SDK's 2026 path | {fmt_ratio(r)} "
+            f"{verdict(r >= 10)} |"
+        )
     if "mcpbind" in memory:
         kib = memory["mcpbind"].per_session_kib
         rows.append(
@@ -929,10 +1097,31 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"comma-separated, from: {', '.join(MODES)} (default: {', '.join(DEFAULT_MODES)})",
     )
     parser.add_argument(
+        "--install",
+        choices=list(INSTALLS),
+        default="user",
+        help="user (default): each server in its own environment, as users install it (the official "
+        "SDK's in its venv, with what `pip install mcp` brings); shared: all but FastMCP's with this "
+        "interpreter, asyncio loop, httptools when installed",
+    )
+    parser.add_argument(
+        "--cpus",
+        choices=["free", "split"],
+        default="free",
+        help="free (default): nothing pinned; split: wrk on one CPU, the server on another",
+    )
+    parser.add_argument(
         "--http",
         choices=["auto", "h11", "httptools"],
-        default="auto",
-        help="uvicorn's HTTP parser for every server (default auto: httptools if installed, else h11)",
+        help="uvicorn's HTTP parser for every server (default: auto, uvicorn's default in each "
+        "server's environment: httptools if installed there, else h11; with --install shared: "
+        "httptools if this interpreter has it, else h11)",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=["auto", "asyncio", "uvloop"],
+        help="uvicorn's loop for every server (default: auto, uvloop where installed; with "
+        "--install shared: asyncio)",
     )
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
     parser.add_argument(
@@ -986,8 +1175,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--concurrency takes comma-separated integers")
     if not args.concurrency or min(args.concurrency) < 1:
         parser.error("--concurrency takes integers of at least 1")
-    if args.http == "auto":
-        args.http = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+    if args.install == "shared":
+        if args.http is None:
+            args.http = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+        if args.loop is None:
+            args.loop = "asyncio"
+    args.http = args.http or "auto"
+    args.loop = args.loop or "auto"
+    try:
+        args.placement = Placement.of(args.cpus)
+    except BenchError as exc:
+        parser.error(str(exc))
+    args.load = os.getloadavg()
     if args.rounds is None:
         args.rounds = 2 if args.quick else 5
     if args.duration is None:
@@ -1041,13 +1240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     try:
         wrk = ensure_wrk()
-        if any(cfg.implementation == "fastmcp" for cfg in args.configs):
-            peers.ensure("fastmcp")  # its server runs in its venv
+        for peer in dict.fromkeys(venv_of(cfg.implementation, args.install) for cfg in args.configs):
+            if peer is not None:
+                peers.ensure(peer)  # its servers run in its venv
     except (BenchError, peers.PeerError) as exc:
         print(f"bench/streamable_http.py: {exc}", file=sys.stderr)
         return 1
     started_at = args.commit or commit()
-    load = os.getloadavg()[0]
+    load = args.load[0]
     if load > 0.5:
         log(f"note: 1-minute load average is {load:.2f} before the run; other work skews the numbers")
     notes: list[str] = []

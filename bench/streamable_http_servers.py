@@ -1,7 +1,8 @@
 """The servers of ``bench/streamable_http.py``: one ASGI app per implementation and mode, each run
 under uvicorn in a process of its own.
 
-    python bench/streamable_http_servers.py IMPL MODE --port PORT [--http h11|httptools]
+    python bench/streamable_http_servers.py IMPL MODE --port PORT [--http auto|h11|httptools]
+        [--loop auto|asyncio|uvloop]
 
 IMPL is one of:
 
@@ -11,7 +12,7 @@ IMPL is one of:
   ``StreamableHTTPSessionManager``);
 * ``official-mcpserver``: the official SDK's decorator server (``MCPServer``, formerly FastMCP)
   with one ``@tool()`` ``echo(text: str) -> str``, served by its ``streamable_http_app()``;
-* ``raw-floor``: a raw ASGI app of a few lines that decodes the body with msgspec and answers
+* ``raw-floor``: ``bench/raw_floor.py``, a raw ASGI app of a few lines that decodes the body with msgspec and answers
   ``initialize`` and ``tools/call`` echo, notifications with 202: no sessions, no checks.
 
 MODE is ``json`` (stateful, JSON responses), ``sse`` (stateful, each POST answered with an SSE
@@ -23,9 +24,15 @@ defaults, where a server may answer with an SSE stream (the official SDK then ru
 beside a watcher that would switch the answer to SSE if the handler sent a notification). One app
 serves both eras, whatever its ``stateless`` option says: a 2026-07-28 request never opens a
 session. The floor has the one behaviour whatever the mode. Every app is served at ``/mcp`` with
-each implementation's defaults otherwise, by uvicorn on 127.0.0.1 with one worker, the asyncio
-loop and no access log (the equivalent of ``uvicorn --loop asyncio --http h11 --no-access-log
---workers 1``).
+each implementation's defaults otherwise, by uvicorn on 127.0.0.1 with one worker and no access
+log (the equivalent of ``uvicorn --loop LOOP --http HTTP --no-access-log --workers 1``). ``auto``,
+the default of both, is uvicorn's own default, which depends on what is installed: httptools if
+importable, else h11; uvloop if importable, else asyncio. ``bench/streamable_http.py`` runs the
+official SDK's servers in the official SDK's venv (``pip install mcp``) and mcpbind's in its own
+interpreter (as ``pip install "mcpbind[http]"`` brings it), each with ``auto``.
+
+The official servers need only ``mcp`` (and what it brings): the floor, which needs msgspec, is in
+``bench/raw_floor.py``, imported for the floor alone.
 
 FastMCP, the fourth server of the 2026-07-28 modes, is not served from here: it runs in its own
 venv, by ``bench/fastmcp_echo_server.py --port``, under the same ``uvicorn.run`` call
@@ -43,8 +50,6 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -60,83 +65,6 @@ MODES = ("json", "sse", "stateless", "modern", "modern-sse")
 # The modes of 2026-07-28 requests: JSON responses asked for, or each app's defaults.
 MODERN_MODES = ("modern", "modern-sse")
 PATH = "/mcp"
-
-
-# -- the floor -------------------------------------------------------------------------------------
-
-
-class _Incoming(msgspec.Struct):
-    method: str | None = None
-    id: int | str | None = None
-    params: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _Arguments(msgspec.Struct):
-    text: str
-
-
-class _CallParams(msgspec.Struct):
-    name: str
-    arguments: _Arguments
-
-
-class _TextOut(msgspec.Struct):
-    text: str
-    type: str = "text"
-
-
-class _ResultOut(msgspec.Struct):
-    content: list[_TextOut]
-
-
-class _Answer(msgspec.Struct):
-    id: int | str | None
-    result: Any
-    jsonrpc: str = "2.0"
-
-
-def raw_floor_app() -> ASGIApp:
-    """JSON-RPC echo over HTTP with nothing else: what a Python ASGI app costs at the least."""
-    decode = msgspec.json.Decoder(_Incoming).decode
-    decode_call = msgspec.json.Decoder(_CallParams).decode
-    encode = msgspec.json.Encoder().encode
-    init_result = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "raw-floor", "version": "0.1.0"},
-    }
-    content_type = (b"content-type", b"application/json")
-
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":  # nothing to start or stop
-            while True:
-                event = (await receive())["type"]
-                await send({"type": event + ".complete"})
-                if event == "lifespan.shutdown":
-                    return
-        body = b""
-        more = True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        status, out = 202, b""
-        try:
-            msg = decode(body)
-            if msg.id is not None and msg.method == "tools/call":
-                text = decode_call(msg.params).arguments.text
-                status, out = 200, encode(_Answer(msg.id, _ResultOut([_TextOut(text)])))
-            elif msg.id is not None and msg.method == "initialize":
-                status, out = 200, encode(_Answer(msg.id, init_result))
-            elif msg.id is not None:
-                status = 400
-        except msgspec.DecodeError:
-            status = 400
-        headers = [content_type, (b"content-length", str(len(out)).encode())]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": out})
-
-    return app
 
 
 # -- the implementations ---------------------------------------------------------------------------
@@ -198,6 +126,8 @@ def build_app(implementation: str, mode: str) -> ASGIApp:
         return official_lowlevel_app(mode)
     if implementation == "official-mcpserver":
         return official_mcpserver_app(mode)
+    from bench.raw_floor import raw_floor_app
+
     return raw_floor_app()
 
 
@@ -208,13 +138,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("implementation", choices=IMPLEMENTATIONS)
     parser.add_argument("mode", choices=MODES)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--http", choices=["h11", "httptools"], default="h11", help="uvicorn's HTTP parser")
+    parser.add_argument(
+        "--http", choices=["auto", "h11", "httptools"], default="auto", help="uvicorn's HTTP parser"
+    )
+    parser.add_argument(
+        "--loop", choices=["auto", "asyncio", "uvloop"], default="auto", help="uvicorn's loop"
+    )
     args = parser.parse_args(argv)
 
-    serve(build_app(args.implementation, args.mode), args.port, args.http)
+    serve(build_app(args.implementation, args.mode), args.port, args.http, args.loop)
 
 
-def serve(app: ASGIApp, port: int, http: str) -> None:
+def serve(app: ASGIApp, port: int, http: str, loop: str) -> None:
     """How every server of the benchmark is run (bench/fastmcp_echo_server.py does the same)."""
     import uvicorn
 
@@ -222,7 +157,7 @@ def serve(app: ASGIApp, port: int, http: str) -> None:
         app,
         host="127.0.0.1",
         port=port,
-        loop="asyncio",
+        loop=loop,
         http=http,
         workers=1,
         access_log=False,

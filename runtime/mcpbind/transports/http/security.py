@@ -142,6 +142,17 @@ class SecurityMiddleware:
         """Whether every check is off and CORS too: the application may as well run unwrapped."""
         return self.allowed_hosts is None and self.allowed_origins is None and self.cors_origins is None
 
+    def passes(self, host: bytes | None, origin: bytes | None) -> bool:
+        """Whether a request with these ``Host`` and ``Origin`` values (raw; ``None``: absent)
+        goes to the application as it is, with nothing to check or add: the usual request, a
+        Host known to be allowed, no Origin to check, no CORS. (One that does not may still be
+        allowed: :meth:`__call__` decides.)"""
+        return (
+            (self.allowed_hosts is None or (host is not None and self._host_cache.get(host) is True))
+            and (origin is None or self.allowed_origins is None)
+            and self.cors_origins is None
+        )
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             host = origin = None
@@ -150,12 +161,7 @@ class SecurityMiddleware:
                     host = value
                 elif name == b"origin":
                     origin = value
-            # The usual request: a Host known to be allowed, no Origin to check, no CORS.
-            if (
-                (self.allowed_hosts is None or (host is not None and self._host_cache.get(host) is True))
-                and (origin is None or self.allowed_origins is None)
-                and self.cors_origins is None
-            ):
+            if self.passes(host, origin):
                 await self.app(scope, receive, send)
                 return
             await self._screen(scope, receive, send, host, origin)

@@ -274,6 +274,13 @@ class StreamableHTTPApp(Generic[ServerT]):
     # -- ASGI ---------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            # The usual request passes the Host/Origin checks with nothing to check or add:
+            # served straight away, its headers read once.
+            request = RequestHead(scope["headers"])
+            if self.security.passes(request.host, request.origin):
+                await self._serve_http(scope, request, receive, send)
+                return
         await self._entry(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -284,7 +291,10 @@ class StreamableHTTPApp(Generic[ServerT]):
                 await lifespan(self.run, receive, send, check_startup=True, log=log)
                 return
             raise RuntimeError(f"StreamableHTTPApp does not handle {kind!r} connections")
-        request = RequestHead(scope["headers"])
+        await self._serve_http(scope, RequestHead(scope["headers"]), receive, send)
+
+    async def _serve_http(self, scope: Scope, request: RequestHead, receive: Receive, send: Send) -> None:
+        """An HTTP request that the Host/Origin checks let through (``request``: its headers)."""
         try:
             if not self._on_path(scope):
                 raise HttpError(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {self.path}")

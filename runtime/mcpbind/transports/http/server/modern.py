@@ -249,27 +249,30 @@ class ModernPosts:
             )
         transport = StatelessProtocolTransport(self.max_buffered_events, self.max_buffered_bytes)
         transport.protocol_version = version
+        ready = self._ready
         session = self.server.inline_session(
-            transport, spawn=spawn, register=listen, connection=self._connection()
+            transport,
+            spawn=spawn,
+            register=listen,
+            connection=self._connection() if ready is None else ready.fresh(),
         )
         state = SessionState("", transport, session)
+        # (JSON: the request's handler runs in this task, as for a session's POST.)
+        answer = self.answers.json if self.json_response and not listen else self.sse
+        if spawn is not None and not listen:  # the usual request
+            await answer(Post(state, ident, body, receive, send, False, spawn))
+            return
         try:
             if spawn is not None:
-                await self._answer(Post(state, ident, body, receive, send, False, spawn), listen)
+                await answer(Post(state, ident, body, receive, send, False, spawn))
                 return
             # No lifespan: a task group of this request's own, opened before the handler starts.
             async with anyio.create_task_group() as tg:
-                await self._answer(Post(state, ident, body, receive, send, False, tg.start_soon), listen)
+                await answer(Post(state, ident, body, receive, send, False, tg.start_soon))
         finally:
             if listen:
                 with anyio.CancelScope(shield=True):
                     await self.server.end_session(session)
-
-    async def _answer(self, post: Post, listen: bool) -> None:
-        if self.json_response and not listen:
-            await self.answers.json(post)
-        else:
-            await self.sse(post)
 
     async def sse(self, post: Post) -> None:
         """The request's handler runs in this task; what it sends is collected by its stream.

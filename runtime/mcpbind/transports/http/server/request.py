@@ -25,9 +25,11 @@ class RequestHead(BodyProgress):
         "accept",
         "content_length",
         "content_type",
+        "host",
         "last_event_id",
         "method",
         "name",
+        "origin",
         "repeated",
         "session_id",
         "version",
@@ -45,6 +47,9 @@ class RequestHead(BodyProgress):
         self.method: bytes | None = None  # Mcp-Method (2026-07-28)
         self.name: bytes | None = None  # Mcp-Name (2026-07-28)
         self.repeated: bytes | None = None  # a header of ROUTING_FIELDS sent twice
+        # Host and Origin, for the app's checks (the last of several, as the checks read them).
+        self.host: bytes | None = None
+        self.origin: bytes | None = None
         accept: bytes | None = None
         field_of = REQUEST_FIELDS.get
         for name, value in headers:
@@ -68,6 +73,8 @@ REQUEST_FIELDS: Final = {
     b"last-event-id": "last_event_id",
     b"mcp-method": "method",
     b"mcp-name": "name",
+    b"host": "host",
+    b"origin": "origin",
 }
 # The fields of the headers a request's body is checked against (2026-07-28): one each.
 ROUTING_FIELDS: Final = frozenset({"version", "method", "name"})
