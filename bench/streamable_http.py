@@ -501,12 +501,24 @@ def free_port() -> int:
 class ServerProcess(_proc.LoggedProcess):
     """One uvicorn process serving one app; closed (killed if need be) and reaped by ``close``."""
 
-    def __init__(self, config: Config, args: argparse.Namespace) -> None:
+    def __init__(
+        self,
+        config: Config,
+        http: str,
+        start_timeout: float,
+        *,
+        install: str = "shared",
+        loop: str = "asyncio",
+        cpus: frozenset[int] = frozenset(),
+    ) -> None:
+        """``http`` and ``loop``: uvicorn's parser and loop (``auto``: its default where the
+        server runs); ``install``: where it runs (see ``--install``); ``cpus``: where it is pinned
+        (none: not pinned). The defaults are the like-for-like setup (bench/scale.py's)."""
         self.config = config
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = self.base + PATH
-        peer = venv_of(config.implementation, args.install)
+        peer = venv_of(config.implementation, install)
         if peer is not None:
             # In the peer's venv, with nothing of this checkout on its path.
             python, env = str(peers.python_of(peer)), peers.peer_env()
@@ -517,18 +529,18 @@ class ServerProcess(_proc.LoggedProcess):
         else:
             script, where = "streamable_http_servers.py", [config.implementation, config.mode]
         self.command = [
-            *pinned(args.placement.server),
+            *pinned(cpus),
             python,
             str(ROOT / "bench" / script),
             *where,
             "--port",
             str(self.port),
             "--http",
-            args.http,
+            http,
             "--loop",
-            args.loop,
+            loop,
         ]
-        self.start(self.command, env=env, start_timeout=args.start_timeout)
+        self.start(self.command, env=env, start_timeout=start_timeout)
 
     def wait_ready(self, timeout: float) -> None:
         # uvicorn listens once the app's lifespan startup has completed.
@@ -578,7 +590,14 @@ class ServerProcess(_proc.LoggedProcess):
 
 @contextlib.contextmanager
 def serving(config: Config, args: argparse.Namespace, notes: list[str]) -> Iterator[ServerProcess]:
-    server = ServerProcess(config, args)
+    server = ServerProcess(
+        config,
+        args.http,
+        args.start_timeout,
+        install=args.install,
+        loop=args.loop,
+        cpus=args.placement.server,
+    )
     try:
         yield server
     finally:
