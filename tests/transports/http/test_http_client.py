@@ -317,7 +317,8 @@ async def test_post_stream_closed_early_is_resumed_after_the_retry_delay() -> No
     [resume] = [g for g in fake.requests("GET") if "last-event-id" in g.headers]
     assert post.finished is not None
     waited = resume.time - post.finished
-    assert 0.18 <= waited < 2.0, waited
+    # The server's 200 ms, not the client's 30 s reconnect_delay (a loaded machine may add seconds).
+    assert 0.18 <= waited < 15.0, waited
 
 
 async def test_resuming_gives_up_after_max_reconnects() -> None:
