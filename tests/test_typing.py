@@ -206,7 +206,7 @@ class Pings(HandlesPing[RequestContext]):  # the session answers ping itself
 
 
 class WrongOverride(HandlesToolsList[RequestContext]):
-    async def on_tools_list(  # E: incompatible with return type "Coroutine[Any, Any, ListToolsResult]" in supertype
+    async def on_tools_list(  # E: incompatible with return type "Coroutine[Any, Any, ListToolsResult | Encoded[ListToolsResult]]" in supertype
         self, params: PaginatedRequestParams, ctx: RequestContext, /
     ) -> CallToolResult:
         return CallToolResult(content=[])
@@ -422,3 +422,30 @@ def test_mypy_checks_the_direction_of_registrations_and_sends(
     reported = {int(n) for n in re.findall(r"^[^:\n]*directions\.py:(\d+): error:", out, re.MULTILINE)}
     assert reported == marked, out + err
     assert 'expected "RequestSpec[RequestParams, ListRootsResult, ToServer]"' in out, out
+
+
+ENCODED = """
+from mcpbind import Context, Server, types
+from mcpbind.protocol.encoded import Encoded
+
+server = Server("s", "1")
+LISTING = Encoded.of(types.ListToolsResult(tools=[]))
+
+@server.on(types.methods.TOOLS_LIST)
+async def listing(params: types.PaginatedRequestParams, ctx: Context) -> Encoded[types.ListToolsResult]:
+    return LISTING
+
+@server.on(types.methods.TOOLS_CALL)
+async def call(params: types.CallToolRequestParams, ctx: Context) -> Encoded[types.CallToolResult]:
+    return Encoded(b'{"content":[]}')
+
+@server.on(types.methods.TOOLS_CALL)  # E: incompatible type
+async def wrong(params: types.CallToolRequestParams, ctx: Context) -> Encoded[types.ListToolsResult]:
+    return LISTING
+"""
+
+
+def test_mypy_accepts_an_encoded_result_only_where_its_type_is_expected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_mypy_marks(ENCODED, tmp_path, monkeypatch)

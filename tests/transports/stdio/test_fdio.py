@@ -356,3 +356,23 @@ async def test_pipe_aclose_lets_a_send_in_progress_end(fd_mode: str) -> None:
                 await a.aclose()
             assert errors == []
             assert received == [big]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipe sizes are Linux's")
+def test_a_pipe_written_to_is_grown_on_the_fast_path_only() -> None:
+    import fcntl
+
+    from mcpbind import fastpath
+
+    read_end, write_end = os.pipe()
+    try:
+        before = fcntl.fcntl(write_end, fcntl.F_GETPIPE_SZ)
+        fdio.FdSendStream(write_end)
+        after = fcntl.fcntl(write_end, fcntl.F_GETPIPE_SZ)
+        # (grown unless over this host's limits, never on the plain path)
+        assert after in ((before, max(before, fdio.PIPE_SIZE)) if fastpath.ENABLED else (before,))
+        if fastpath.ENABLED and int(Path("/proc/sys/fs/pipe-max-size").read_text()) >= fdio.PIPE_SIZE:
+            assert after == max(before, fdio.PIPE_SIZE)
+    finally:
+        os.close(read_end)
+        os.close(write_end)

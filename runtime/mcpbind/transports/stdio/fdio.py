@@ -28,17 +28,20 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import checkpoint
 
+from mcpbind.fastpath import ENABLED as FASTPATH
 from mcpbind.fastpath import ReadableWatch, readable_watch
 from mcpbind.transports.stdio.fdthreads import ThreadedReader, ThreadedWriter
 
 __all__ = [
     "LOOP_WAITS_ON_FDS",
     "PIPE_BUF",
+    "PIPE_SIZE",
     "READ_SIZE",
     "FdReceiveStream",
     "FdSendStream",
     "ReceiveReadyStream",
     "WriteWholeNowaitStream",
+    "grow_pipe",
 ]
 
 # How much one read asks for: large enough that a burst of small messages costs one read.
@@ -61,6 +64,20 @@ _NOWAIT_UNSUPPORTED = frozenset(
     for name in ("EOPNOTSUPP", "ENOTSUP", "EINVAL", "ESPIPE", "ENOSYS")
     if hasattr(errno, name)
 )
+
+# Linux lets a pipe hold more than its default 64 KiB (F_SETPIPE_SZ, up to
+# /proc/sys/fs/pipe-max-size unprivileged): a pipe this side writes to is grown to PIPE_SIZE,
+# so that a large message (a listing of a thousand tools, ~180 KB) is written in one call rather
+# than a write, a wait for the reader and another write per 64 KiB. Pages are taken only when
+# written; the size counts against the user's pipe-user-pages limits, hence no more. Not on the
+# plain path (MCPBIND_FASTPATH=0), nor where fcntl lacks it.
+PIPE_SIZE = 256 * 1024
+_PIPE_SIZE_OPS: tuple[int, int] | None = None
+if FASTPATH and sys.platform == "linux":
+    import fcntl
+
+    if hasattr(fcntl, "F_GETPIPE_SZ") and hasattr(fcntl, "F_SETPIPE_SZ"):
+        _PIPE_SIZE_OPS = (fcntl.F_GETPIPE_SZ, fcntl.F_SETPIPE_SZ)
 
 # poll(2), to ask about a descriptor without waiting (not on Windows); POLLIN, or the hang-up
 # that ends the stream.
@@ -126,6 +143,21 @@ def _is_fifo(fd: int) -> bool:
         return stat.S_ISFIFO(os.fstat(fd).st_mode)
     except OSError:
         return False
+
+
+def grow_pipe(fd: int) -> None:
+    """Grow the pipe ``fd`` writes to to :data:`PIPE_SIZE` bytes where Linux allows it (fast
+    path only); otherwise leave it as it is."""
+    if _PIPE_SIZE_OPS is None:
+        return
+    import fcntl
+
+    get_size, set_size = _PIPE_SIZE_OPS
+    try:
+        if fcntl.fcntl(fd, get_size) < PIPE_SIZE:
+            fcntl.fcntl(fd, set_size, PIPE_SIZE)
+    except OSError:  # over the user's limits: the size it has does
+        pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,6 +296,8 @@ class FdSendStream(ByteSendStream):
             self._poller.register(fd, select.POLLOUT)
         self._nowait = self._poll and not owned and _RWF_NOWAIT is not None
         self._fifo = _is_fifo(fd)
+        if self._fifo:
+            grow_pipe(fd)
         self._closed = False
 
     def _write_now(self, view: memoryview) -> int:
