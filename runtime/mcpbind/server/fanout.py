@@ -24,7 +24,7 @@ hold it, not a new one from a worker starting then.
 from __future__ import annotations
 
 import logging
-import secrets
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -81,7 +81,9 @@ class Fanout:
     ) -> None:
         self.broadcasts = broadcasts
         self.store = store
-        self.worker = secrets.token_hex(8)
+        # (os.urandom, not secrets: secrets imports hmac and OpenSSL's hashes, which a stdio
+        # server's start-up does not need)
+        self.worker = os.urandom(8).hex()
         self.max_queued = max_queued
         self.max_retry_delay = max_retry_delay
         # The signer whose shared key is asserted again after each reconnection, if any.

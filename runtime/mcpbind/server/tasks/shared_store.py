@@ -13,7 +13,6 @@ task whose record expired is left out of the pages.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 from typing import Final
@@ -37,6 +36,8 @@ def record_key(task_id: str) -> str:
 def list_key(requestor: str) -> str:
     """The store stream listing the tasks of ``requestor`` (hashed: a requestor may be any
     text)."""
+    import hashlib  # (here: OpenSSL's hashes are not loaded at a stdio server's start-up)
+
     return "tasks-of:" + hashlib.sha256(requestor.encode()).hexdigest()[:32]
 
 
