@@ -88,9 +88,20 @@ from bench.suite_report import (
 from bench.targets import http_goals
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("stdio", "stdio-pinned", "stdio-shared", "client", "import", "http", "scale", "proxy", "codec")
-# Run when no scenario is named: all but stdio-shared (asked for by name).
-DEFAULT_SCENARIOS = tuple(s for s in SCENARIOS if s != "stdio-shared")
+SCENARIOS = (
+    "stdio",
+    "stdio-pinned",
+    "stdio-shared",
+    "client",
+    "import",
+    "http",
+    "http-servers",
+    "scale",
+    "proxy",
+    "codec",
+)
+# Run when no scenario is named: all but stdio-shared and http-servers (asked for by name).
+DEFAULT_SCENARIOS = tuple(s for s in SCENARIOS if s not in ("stdio-shared", "http-servers"))
 
 
 # -- the scenarios ---------------------------------------------------------------------------------
@@ -284,9 +295,10 @@ def run_http(args: argparse.Namespace, section: Section) -> None:
     text = output.read_text()
     section.lines += [
         f"`bench/streamable_http.py`'s report, as it wrote it (command: `{shlex.join(command[1:])}`); "
-        "see the Streamable HTTP section of bench/README.md. Its servers run in this interpreter's "
-        "environment (the official SDK there too), not in the peers' venvs, but for FastMCP's "
-        "(2026-07-28 modes only), which runs in its venv.",
+        "see the Streamable HTTP section of bench/README.md. Its servers run as users install "
+        "them (unless `--http-args` says otherwise): the official SDK's in its venv with what "
+        "`pip install mcp` brings, mcpbind and the floor in this interpreter's environment (the "
+        "`http` extra's httptools and uvloop), FastMCP's (2026-07-28 modes only) in its venv.",
         "",
     ]
     for line in text.splitlines():
@@ -337,6 +349,19 @@ def run_codec(args: argparse.Namespace, section: Section) -> None:
     ]
 
 
+def run_http_servers(args: argparse.Namespace, section: Section) -> None:
+    command = [sys.executable, "bench/http_servers.py"]
+    command += ["--quick"] if args.quick else []
+    command += ["--rounds", str(args.rounds)] if args.rounds is not None else []
+    out = subprocess_scenario(command, section, capture=True)
+    section.lines += [
+        f"`{shlex.join(command[1:])}`: mcpbind's app under each embedded HTTP server "
+        "(see the Embedded HTTP servers section of bench/README.md).",
+        "",
+        *out.strip().splitlines(),
+    ]
+
+
 RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = {
     "stdio": ("stdio: servers", run_stdio),
     "stdio-pinned": ("stdio: servers, generator and server pinned to two CPUs", run_stdio_pinned),
@@ -344,6 +369,7 @@ RUNNERS: dict[str, tuple[str, Callable[[argparse.Namespace, Section], None]]] = 
     "client": ("stdio: clients against the raw floor server", run_client),
     "import": ("Import time", run_import),
     "http": ("Streamable HTTP", run_http),
+    "http-servers": ("Embedded HTTP servers for mcpbind's app", run_http_servers),
     "scale": ("Scale-out: workers behind nginx, the Redis store", run_scale),
     "proxy": ("Proxies: a stdio server over HTTP, an HTTP server over stdio", run_proxy),
     "codec": ("Codec: decode + encode of MCP messages", run_codec),
