@@ -4,8 +4,8 @@ bytes go in through :meth:`Connection.receive` and come out as events and as byt
 
 Handlers see one set of types whatever version was negotiated: those of the newest version
 with an ``initialize`` handshake (:data:`CANONICAL_VERSION`), a superset of the older ones.
-What goes out to a peer that negotiated an older version is re-decoded with that version's
-types first, so members it does not know are never sent to it.
+What goes out to a peer that negotiated an older version is converted down to it first
+(:mod:`mcpbind.protocol.down_convert`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import msgspec
 from msgspec import UNSET
 
 from mcpbind import types
-from mcpbind.protocol.client_capabilities import CLIENT_CAPABILITY_FOR, missing_client_capability
+from mcpbind.protocol.client_capabilities import missing_client_capability
 from mcpbind.protocol.codecs import shared_codec
 from mcpbind.protocol.delivery import FULL_DELIVERY, Delivery
-from mcpbind.protocol.encoded import Encoded
+from mcpbind.protocol.down_convert import down
 from mcpbind.protocol.envelope import (
     MODERN_ONLY_METHODS,
     REMOVED_METHODS,
@@ -56,6 +56,7 @@ from mcpbind.protocol.events import (
     UnmatchedResponse,
 )
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
+from mcpbind.protocol.send_rules import send_refusal
 from mcpbind.protocol.stateless import (
     MRTR_METHODS,
     NOT_CACHEABLE,
@@ -124,6 +125,11 @@ def negotiate_version(requested: str, supported: tuple[str, ...] = HANDSHAKE_VER
     if not handshake:
         raise UnsupportedProtocolVersionError(requested, supported)
     return requested if requested in handshake else handshake[0]
+
+
+def _refused(ident: RequestId, code: int, message: str, data: Any = UNSET) -> list[Event]:
+    """What a received request that is refused means: the error response to send."""
+    return [Reply(Codec.encode_error(ident, code, message, data), ident)]
 
 
 @dataclass(slots=True)
@@ -227,32 +233,14 @@ class Connection:
         if method == "ping":
             return [Reply(Codec.encode_result(ident, _EMPTY), ident)]
         if ident in self._in_flight:
-            return [
-                Reply(
-                    Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"),
-                    ident,
-                )
-            ]
+            return _refused(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use")
         if method == "initialize":
             return self._initialize(ident, message.params)
         if self.phase is Phase.NEW:
-            return [
-                Reply(
-                    Codec.encode_error(ident, INVALID_REQUEST, f"Received {method} before initialization"),
-                    ident,
-                )
-            ]
+            return _refused(ident, INVALID_REQUEST, f"Received {method} before initialization")
         if method in MODERN_ONLY_METHODS:
-            return [
-                Reply(
-                    Codec.encode_error(
-                        ident,
-                        METHOD_NOT_FOUND,
-                        f"Method not found: {method} is not part of protocol version {self.protocol_version}",
-                    ),
-                    ident,
-                )
-            ]
+            text = f"Method not found: {method} is not part of protocol version {self.protocol_version}"
+            return _refused(ident, METHOD_NOT_FOUND, text)
         self._in_flight[ident] = None
         return [RequestReceived(ident, method, message.params)]
 
@@ -260,12 +248,7 @@ class Connection:
         """A request of the stateless protocol: served on its own, on what its ``_meta`` says."""
         method, ident = message.method, message.id
         if ident in self._in_flight:
-            return [
-                Reply(
-                    Codec.encode_error(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use"),
-                    ident,
-                )
-            ]
+            return _refused(ident, INVALID_REQUEST, f"Request id {ident!r} is already in use")
         if method == "initialize" and not is_modern_meta(meta):
             # This connection speaks the stateless protocol already: no handshake on it. The
             # error names the versions, which tells a client probing eras what it can speak.
@@ -275,17 +258,17 @@ class Connection:
                 self.versions,
                 "This connection serves the stateless protocol; initialize is not accepted on it",
             )
-            return [Reply(Codec.encode_error(ident, error.code, error.message, error.data), ident)]
+            return _refused(ident, error.code, error.message, error.data)
         if method in REMOVED_METHODS and method != "initialize":
             text = f"Method not found: {method} is not part of the stateless protocol"
-            return [Reply(Codec.encode_error(ident, METHOD_NOT_FOUND, text), ident)]
+            return _refused(ident, METHOD_NOT_FOUND, text)
         try:
             envelope = read_envelope(meta, self._modern_versions, self.versions)
         except McpError as exc:
-            return [Reply(Codec.encode_error(ident, exc.code, exc.message, exc.data), ident)]
+            return _refused(ident, exc.code, exc.message, exc.data)
         if method == "initialize":
             text = f"Method not found: initialize is not part of protocol version {envelope.version}"
-            return [Reply(Codec.encode_error(ident, METHOD_NOT_FOUND, text), ident)]
+            return _refused(ident, METHOD_NOT_FOUND, text)
         self.modern = True
         if (
             method in MRTR_METHODS
@@ -295,34 +278,26 @@ class Connection:
             try:
                 responses, state = read_retry(data)
             except msgspec.ValidationError as exc:
-                return [Reply(Codec.encode_error(ident, INVALID_PARAMS, f"Invalid params: {exc}"), ident)]
+                return _refused(ident, INVALID_PARAMS, f"Invalid params: {exc}")
             envelope = dataclasses.replace(envelope, input_responses=responses, request_state=state)
         self._in_flight[ident] = envelope
         return [RequestReceived(ident, method, message.params, envelope)]
 
     def _initialize(self, ident: RequestId, params: types.InitializeRequestParams) -> list[Event]:
         if self.role != "server":
-            return [
-                Reply(
-                    Codec.encode_error(ident, INVALID_REQUEST, "A client does not accept initialize"), ident
-                )
-            ]
+            return _refused(ident, INVALID_REQUEST, "A client does not accept initialize")
         if self.phase is not Phase.NEW:
-            return [
-                Reply(Codec.encode_error(ident, INVALID_REQUEST, "The session is already initialized"), ident)
-            ]
+            return _refused(ident, INVALID_REQUEST, "The session is already initialized")
         try:
-            self.protocol_version = negotiate_version(params.protocol_version, self.versions)
+            version = negotiate_version(params.protocol_version, self.versions)
         except McpError as exc:
-            return [Reply(Codec.encode_error(ident, exc.code, exc.message, exc.data), ident)]
+            return _refused(ident, exc.code, exc.message, exc.data)
+        self._speak(version)
         self.peer.info = params.client_info
         self.peer.capabilities = params.capabilities
         self.phase = Phase.INITIALIZING
-        self._codec = shared_codec(
-            self.role, schema_for(self.protocol_version).methods.BATCHING, self.raw_params
-        )
         result = types.InitializeResult(
-            protocol_version=self.protocol_version,
+            protocol_version=version,
             capabilities=self.capabilities,
             server_info=self.info,
             instructions=self.instructions if self.instructions is not None else UNSET,
@@ -440,49 +415,23 @@ class Connection:
         self._pending[ident] = spec
         if spec.method == "initialize":
             self.phase = Phase.INITIALIZING
-        return ident, Codec.encode_request(ident, spec.method, self._down(spec.method, params, "params"))
+        return ident, Codec.encode_request(
+            ident, spec.method, down(self.protocol_version, spec.method, params, "params")
+        )
 
     def _check_may_send(self, spec: RequestSpec[Any, Any, Any], params: Any, related: bool) -> None:
-        method = spec.method
-        if self.role == "client":
-            stateless = self.protocol_version in MODERN_VERSIONS
-            if stateless and method in REMOVED_METHODS:
-                raise McpError(
-                    INVALID_REQUEST,
-                    f"{method} is not part of protocol version {self.protocol_version} (stateless: "
-                    "no handshake, no session state); nothing was sent",
-                )
-            if method == "server/discover" and self.phase is Phase.NEW:
-                return  # the probe of a client negotiating the era
-            if method in MODERN_ONLY_METHODS and not stateless and self.phase is not Phase.NEW:
-                raise McpError(
-                    INVALID_REQUEST,
-                    f"{method} is not part of protocol version {self.protocol_version}; nothing was sent",
-                )
-        if method == "initialize":
-            if self.role != "client" or self.phase is not Phase.NEW:
-                raise McpError(INVALID_REQUEST, "initialize is sent once, by the client, first")
-            return
-        if method != "ping" and self.phase is Phase.NEW:
-            raise McpError(INVALID_REQUEST, f"Cannot send {method} before initialization")
-        sender_ok = (
-            spec.direction.sent_by_client() if self.role == "client" else spec.direction.sent_by_server()
+        refusal = send_refusal(
+            self.role,
+            self.protocol_version,
+            self.phase is Phase.NEW,
+            spec,
+            params,
+            related,
+            self.delivery,
+            self.peer.capabilities,
         )
-        if not sender_ok:
-            raise McpError(INVALID_REQUEST, f"A {self.role} does not send {spec.method}")
-        if self.role == "server":
-            refusal = self.delivery.refusal(spec.method, related)
-            if refusal is not None:
-                raise McpError(INVALID_REQUEST, refusal)
-            if spec.method in CLIENT_CAPABILITY_FOR:
-                missing = missing_client_capability(self.peer.capabilities, spec.method, params)
-                if missing is not None:
-                    capability, use = missing
-                    raise McpError(
-                        INVALID_REQUEST,
-                        f"The client did not declare the {capability!r} capability needed for {use}; "
-                        "nothing was sent",
-                    )
+        if refusal is not None:
+            raise McpError(INVALID_REQUEST, refusal)
 
     def forget(self, ident: RequestId) -> None:
         """Stop waiting for a response to ``ident`` (the caller timed out or was cancelled)."""
@@ -499,7 +448,9 @@ class Connection:
         return Codec.encode_notification(methods.NOTIFICATIONS_CANCELLED.method, params)
 
     def notification(self, spec: NotificationSpec[Any, Any], params: Any = UNSET) -> bytes:
-        return Codec.encode_notification(spec.method, self._down(spec.method, params, "notification"))
+        return Codec.encode_notification(
+            spec.method, down(self.protocol_version, spec.method, params, "notification")
+        )
 
     def assume_ready(self, protocol_version: str) -> None:
         """Skip the handshake: this new server side is ready at ``protocol_version``, as if it
@@ -510,8 +461,7 @@ class Connection:
         if protocol_version not in self.versions or protocol_version in MODERN_VERSIONS:
             # (a stateless version needs no handshake to skip: its requests say what they speak)
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
-        self.protocol_version = protocol_version
-        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING, self.raw_params)
+        self._speak(protocol_version)
         self.phase = Phase.READY
 
     def resume_initialized(self, protocol_version: str, client_info: Any, client_capabilities: Any) -> None:
@@ -524,10 +474,9 @@ class Connection:
             raise ValueError("only a new server connection can take a session over")
         if protocol_version not in self.versions or protocol_version in MODERN_VERSIONS:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
-        self.protocol_version = protocol_version
+        self._speak(protocol_version)
         self.peer.info = client_info
         self.peer.capabilities = client_capabilities
-        self._codec = shared_codec(self.role, schema_for(protocol_version).methods.BATCHING, self.raw_params)
         self.phase = Phase.INITIALIZING
 
     def fresh(self) -> Connection:
@@ -566,13 +515,10 @@ class Connection:
                 f"The server answered with protocol version {result.protocol_version!r}, "
                 f"which this client does not support ({', '.join(self.versions)})",
             )
-        self.protocol_version = result.protocol_version
+        self._speak(result.protocol_version)
         self.peer.info = result.server_info
         self.peer.capabilities = result.capabilities
         self.peer.instructions = result.instructions if isinstance(result.instructions, str) else None
-        self._codec = shared_codec(
-            self.role, schema_for(self.protocol_version).methods.BATCHING, self.raw_params
-        )
         self.phase = Phase.READY
         return Codec.encode_notification(methods.NOTIFICATIONS_INITIALIZED.method)
 
@@ -591,11 +537,10 @@ class Connection:
             raise ValueError("only a client adopts a stateless version")
         if version not in self._modern_versions:
             raise ValueError(f"not a stateless protocol version this client speaks: {version!r}")
-        self.protocol_version = version
+        self._speak(version)
         self.peer.info = server_info
         self.peer.capabilities = capabilities
         self.peer.instructions = instructions
-        self._codec = shared_codec(self.role, schema_for(version).methods.BATCHING, self.raw_params)
         self.phase = Phase.READY
 
     def number_requests_from(self, first: int) -> None:
@@ -618,46 +563,13 @@ class Connection:
 
     # -- versions -------------------------------------------------------------------------
 
+    def _speak(self, version: str) -> None:
+        """``version`` is spoken from now on (it says, among others, whether batches are read)."""
+        self.protocol_version = version
+        self._codec = shared_codec(self.role, schema_for(version).methods.BATCHING, self.raw_params)
+
     def _encode_result(self, ident: RequestId, spec: RequestSpec[Any, Any, Any], result: Any) -> bytes:
-        return Codec.encode_result(ident, self._down(spec.method, result, "result"))
-
-    def _down(self, method: str, value: Any, part: Literal["params", "result", "notification"]) -> Any:
-        """``value`` as the negotiated (older) version knows it: what it lacks is dropped."""
-        version = self.protocol_version
-        if type(value) is Encoded and part == "result":
-            return self._down_encoded(method, value, version)
-        if (
-            version is None
-            or version == CANONICAL_VERSION
-            or value is UNSET
-            or version in MODERN_VERSIONS
-            or type(value) is msgspec.Raw
-        ):
-            # (a stateless version's messages are the handler-facing types, sent as they are;
-            # what a proxy forwards as received is the other side's business)
-            return value
-        table = schema_for(version).methods
-        if part == "notification":
-            note = table.NOTIFICATIONS.get(method)
-            return value if note is None else note.decode_params(msgspec.json.encode(value))
-        spec = table.REQUESTS.get(method)
-        if spec is None:
-            return value
-        encoded = msgspec.json.encode(value)
-        return spec.decode_params(encoded) if part == "params" else spec.decode_result(encoded)
-
-    @staticmethod
-    def _down_encoded(method: str, value: Encoded[Any], version: str | None) -> msgspec.Raw:
-        """An already encoded result, as it is (checked once) or, for an older version,
-        converted down once per version and kept with it."""
-        if version is None or version == CANONICAL_VERSION or version in MODERN_VERSIONS:
-            return value.raw()
-        spec = schema_for(version).methods.REQUESTS.get(method)
-        if spec is None:
-            return value.raw()
-        return value.derived(
-            ("down", version), lambda raw: msgspec.Raw(msgspec.json.encode(spec.decode_result(raw)))
-        )
+        return Codec.encode_result(ident, down(self.protocol_version, spec.method, result, "result"))
 
 
 _EMPTY = types.Result()
