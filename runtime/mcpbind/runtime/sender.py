@@ -12,23 +12,15 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
-from anyio.lowlevel import checkpoint
 
 from mcpbind import fastpath
 from mcpbind.protocol.connection import Connection, ErrorReceived, ProgressReceived, ResponseReceived
 from mcpbind.protocol.errors import CONNECTION_CLOSED, REQUEST_TIMEOUT, McpError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
 from mcpbind.protocol.wire import RequestId
+from mcpbind.runtime.batching import request_batcher
 from mcpbind.runtime.deadlines import Deadlines, ProgressCallback, Waiter
-from mcpbind.transports.base import (
-    BatchNowaitSender,
-    RelatedSender,
-    Transport,
-    batch_sender,
-    features,
-    nowait_sender,
-    related_sender,
-)
+from mcpbind.transports.base import RelatedSender, Transport, features, nowait_sender, related_sender
 
 __all__ = ["SESSION_CLOSED", "ProgressCallback", "Sender", "Spawn"]
 
@@ -66,7 +58,6 @@ class Sender:
     """
 
     __slots__ = (
-        "_batch",
         "_batcher",
         "_closed",
         "_deadlines",
@@ -106,8 +97,7 @@ class Sender:
         self.related_sender: RelatedSender | None = related_sender(transport)
         self._nowait = nowait_sender(transport)
         # Requests made while others are in flight, to be written together (see request()).
-        self._batcher: BatchNowaitSender | None = batch_sender(transport)
-        self._batch: list[bytes] | None = None
+        self._batcher = request_batcher(transport, self.send_soon, self._queueing)
         self._unrelated_send_waits = features(transport).unrelated_send_waits_for_peer
         # No more traffic: requests fail at once, and those waiting have failed.
         self._closed = False
@@ -270,6 +260,10 @@ class Sender:
             return True
         return self.send_soon(data)
 
+    def _queueing(self) -> bool:
+        """Whether messages of send_soon wait for the task that sends them."""
+        return self._outbox is not None
+
     async def _send_queued(self, outbox: deque[bytes | tuple[bytes, RequestId]]) -> None:
         """Send what :meth:`send_soon` queued, in order, until none is left."""
         try:
@@ -317,13 +311,16 @@ class Sender:
         try:
             nowait = self._nowait
             timer_spawn = self._timer_spawn
-            batched = (
-                timer_spawn is not None
-                and self._batcher is not None
-                and self._outbox is None
-                and len(self._waiters) > 1
+            batcher = (
+                self._batcher
+                if timer_spawn is not None and self._outbox is None and len(self._waiters) > 1
+                else None
             )
-            if timer_spawn is not None and nowait is not None and (batched or nowait.send_nowait(data)):
+            if (
+                timer_spawn is not None
+                and nowait is not None
+                and (batcher is not None or nowait.send_nowait(data))
+            ):
                 # Sent already (or it will be, with the batch): only the wait remains, and the
                 # deadlines task times it.
                 if limit is not None:
@@ -332,8 +329,8 @@ class Sender:
                         deadlines = self._deadlines = Deadlines()
                         timer_spawn(deadlines.run, self.new_flag, name="mcpbind request deadlines")
                     deadlines.add(time.monotonic() + limit, waiter, len(self._waiters))
-                if batched:
-                    await self._send_batched(data)
+                if batcher is not None:
+                    await batcher.send(data)
                 await waiter.event.wait()
             else:
                 # The send may wait too: one scope with the deadline covers both.
@@ -362,38 +359,6 @@ class Sender:
         if waiter.error is not None:
             raise waiter.error
         return waiter.result  # type: ignore[return-value]
-
-    async def _send_batched(self, data: bytes) -> None:
-        """Send a request made while others are in flight together with the requests made in
-        the same turn of the event loop: the first of them lets the other tasks ready to run
-        have their turn (the callers a read of answers woke, each making its next request)
-        and writes them all in one write, rather than one write (and one wake-up of the peer)
-        each. A lone request (nothing else in flight) is written at once instead, so this
-        costs a call made one at a time nothing. What cannot be written at once goes, in
-        order, to the session's task (:meth:`send_soon`); a cancellation of the first caller
-        meanwhile still writes the batch, since the others are in it."""
-        batch = self._batch
-        if batch is not None:
-            batch.append(data)
-            return
-        batch = self._batch = [data]
-        try:
-            await checkpoint()
-        finally:
-            self._batch = None
-            self._write_batch(batch)
-
-    def _write_batch(self, batch: list[bytes]) -> None:
-        batcher = self._batcher
-        assert batcher is not None
-        done = 0
-        while done < len(batch) and self._outbox is None:
-            written = batcher.send_batch_nowait(batch[done:] if done else batch)
-            if not written:
-                break
-            done += written
-        for data in batch[done:]:
-            self.send_soon(data)
 
     async def _cancel_remote(self, ident: RequestId, reason: str) -> None:
         data = self.connection.cancel(ident, reason)
