@@ -200,38 +200,15 @@ class StdioTransport:
         """Write the message and its newline whole, now, or write nothing and return ``False``:
         when another send is in progress, the stream cannot write without waiting, or the line
         is longer than ``PIPE_BUF`` (only that much is written whole or not at all)."""
-        nowait_stream = self._nowait_stream
-        if (
-            nowait_stream is None
-            or self._closed
-            or self._send_torn
-            or self._batching
-            or self._pending
-            or self._send_lock.locked()
-            or len(message) >= PIPE_BUF
-            or b"\n" in message
-        ):
+        if len(message) >= PIPE_BUF or b"\n" in message:
             return False
-        try:
-            return nowait_stream.write_whole_nowait(message + b"\n")
-        except OSError:
-            return False  # send() meets the error again and says it properly
+        return self._write_whole_nowait(message + b"\n")
 
     def send_batch_nowait(self, messages: Sequence[bytes]) -> int:
         """Write the first of ``messages`` (each with its newline) in one write, as many as fit
         in ``PIPE_BUF`` bytes, if that needs no waiting: how many were written (0 where
         :meth:`send_nowait` would return ``False``, or for a message containing a newline). A
         client's requests made in one turn of the event loop leave so, in one write."""
-        nowait_stream = self._nowait_stream
-        if (
-            nowait_stream is None
-            or self._closed
-            or self._send_torn
-            or self._batching
-            or self._pending
-            or self._send_lock.locked()
-        ):
-            return 0
         size = 0
         count = 0
         for message in messages:
@@ -242,10 +219,26 @@ class StdioTransport:
         if not count:
             return 0
         data = b"\n".join(messages[:count]) + b"\n" if count > 1 else messages[0] + b"\n"
+        return count if self._write_whole_nowait(data) else 0
+
+    def _write_whole_nowait(self, data: bytes) -> bool:
+        """Write ``data`` (whole lines, at most ``PIPE_BUF`` bytes) whole, now, or write nothing
+        and return ``False``: when another send is in progress or held back, or the stream
+        cannot write without waiting."""
+        nowait_stream = self._nowait_stream
+        if (
+            nowait_stream is None
+            or self._closed
+            or self._send_torn
+            or self._batching
+            or self._pending
+            or self._send_lock.locked()
+        ):
+            return False
         try:
-            return count if nowait_stream.write_whole_nowait(data) else 0
+            return nowait_stream.write_whole_nowait(data)
         except OSError:
-            return 0  # send() meets the error again and says it properly
+            return False  # send() meets the error again and says it properly
 
     async def _flush_before_close(self) -> None:
         """Let a send in progress end and write what is held back, if the peer takes it within
