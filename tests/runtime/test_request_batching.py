@@ -150,13 +150,19 @@ async def test_a_cancelled_caller_in_a_batch_loses_none_of_the_others() -> None:
         tg.cancel_scope.cancel()
 
 
-async def test_a_flag_wakes_its_waiter_once_set() -> None:
+@pytest.mark.parametrize("after_a_cancelled_wait", [False, True], ids=["fresh", "after-a-cancelled-wait"])
+async def test_a_flag_wakes_its_waiter_once_set(after_a_cancelled_wait: bool) -> None:
     make = fastpath.flag_maker()
     flag = make()
     if fastpath.ENABLED and fastpath.asyncio_loop() is not None:
         assert isinstance(flag, fastpath.LoopFlag)
     else:
         assert isinstance(flag, anyio.Event)
+    if after_a_cancelled_wait:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(flag.wait)
+            await anyio.sleep(0)
+            tg.cancel_scope.cancel()  # the wait is cancelled
     assert not flag.is_set()
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -166,17 +172,3 @@ async def test_a_flag_wakes_its_waiter_once_set() -> None:
         flag.set()  # (again: nothing more)
         assert flag.is_set()
         await flag.wait()  # set already: returns at once
-
-
-async def test_a_flag_waited_on_again_after_a_cancelled_wait() -> None:
-    flag = fastpath.flag_maker()()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(flag.wait)
-        await anyio.sleep(0)
-        tg.cancel_scope.cancel()  # the wait is cancelled
-    assert not flag.is_set()
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(flag.wait)
-            await anyio.sleep(0)
-            flag.set()
