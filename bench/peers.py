@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,19 +136,29 @@ print(json.dumps(out))
 """
 
 
-def installed_versions(name: str) -> dict[str, str]:
-    """Versions of the distributions the reports name, as the peer's venv sees them."""
+def versions_seen(
+    python: str, dists: Sequence[str], env: dict[str, str] | None = None, what: str | None = None
+) -> dict[str, str]:
+    """The versions of the distributions ``dists`` that the interpreter ``python`` sees (one not
+    installed there is left out), run with ``env`` (None: this process's). :class:`PeerError`
+    if it does not run, naming it as ``what`` (else by its path)."""
     done = subprocess.run(
-        [str(python_of(name)), "-c", _PROBE, *PEERS[name].report],
+        [python, "-c", _PROBE, *dists],
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
+        env=env,
     )
     if done.returncode != 0:
-        raise PeerError(f"the {name} venv's python does not run: {done.stderr.strip()[-2000:]}")
+        raise PeerError(f"{what or python} does not run: {done.stderr.strip()[-2000:]}")
     versions: dict[str, str] = json.loads(done.stdout)
     return versions
+
+
+def installed_versions(name: str) -> dict[str, str]:
+    """Versions of the distributions the reports name, as the peer's venv sees them."""
+    return versions_seen(str(python_of(name)), PEERS[name].report, what=f"the {name} venv's python")
 
 
 def peer_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -430,33 +430,15 @@ STACK = (
     "msgspec",
     "fastmcp",
 )
-_STACK_PROBE = """
-import json, sys
-from importlib import metadata
-out = {}
-for dist in sys.argv[1:]:
-    try:
-        out[dist] = metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        pass
-print(json.dumps(out))
-"""
 
 
 def stack_of(python: str) -> dict[str, str]:
     """The versions of ``STACK`` an interpreter sees (absent: not installed there)."""
-    done = subprocess.run(
-        [python, "-c", _STACK_PROBE, *STACK],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-        env=peers.peer_env() if python != sys.executable else _proc.server_env(),
-    )
-    if done.returncode != 0:
-        raise BenchError(f"{python} does not run: {done.stderr.strip()[-2000:]}")
-    versions: dict[str, str] = json.loads(done.stdout)
-    return versions
+    env = peers.peer_env() if python != sys.executable else _proc.server_env()
+    try:
+        return peers.versions_seen(python, STACK, env)
+    except peers.PeerError as exc:
+        raise BenchError(str(exc)) from None
 
 
 def served_by(versions: dict[str, str], http: str, loop: str) -> str:
