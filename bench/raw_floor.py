@@ -3,7 +3,8 @@ app of a few lines that decodes the body with msgspec and answers ``initialize``
 echo, notifications with 202: no sessions, no checks. What a Python ASGI app costs at the least.
 
 Served by ``bench/streamable_http_servers.py raw-floor``; a module of its own so that the official
-SDK's servers, run from the same script in the SDK's venv, need no msgspec.
+SDK's servers, run from the same script in the SDK's venv, need no msgspec. Its messages are the
+stdio floor's (``bench/raw_floor_server.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from bench.raw_floor_server import Answer, CallParams, Incoming, ResultOut, TextOut
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -20,40 +23,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class _Incoming(msgspec.Struct):
-    method: str | None = None
-    id: int | str | None = None
-    params: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _Arguments(msgspec.Struct):
-    text: str
-
-
-class _CallParams(msgspec.Struct):
-    name: str
-    arguments: _Arguments
-
-
-class _TextOut(msgspec.Struct):
-    text: str
-    type: str = "text"
-
-
-class _ResultOut(msgspec.Struct):
-    content: list[_TextOut]
-
-
-class _Answer(msgspec.Struct):
-    id: int | str | None
-    result: Any
-    jsonrpc: str = "2.0"
-
-
 def raw_floor_app() -> ASGIApp:
     """JSON-RPC echo over HTTP with nothing else: what a Python ASGI app costs at the least."""
-    decode = msgspec.json.Decoder(_Incoming).decode
-    decode_call = msgspec.json.Decoder(_CallParams).decode
+    decode = msgspec.json.Decoder(Incoming).decode
+    decode_call = msgspec.json.Decoder(CallParams).decode
     encode = msgspec.json.Encoder().encode
     init_result = {
         "protocolVersion": "2025-11-25",
@@ -80,9 +53,9 @@ def raw_floor_app() -> ASGIApp:
             msg = decode(body)
             if msg.id is not None and msg.method == "tools/call":
                 text = decode_call(msg.params).arguments.text
-                status, out = 200, encode(_Answer(msg.id, _ResultOut([_TextOut(text)])))
+                status, out = 200, encode(Answer(msg.id, ResultOut([TextOut(text)])))
             elif msg.id is not None and msg.method == "initialize":
-                status, out = 200, encode(_Answer(msg.id, init_result))
+                status, out = 200, encode(Answer(msg.id, init_result))
             elif msg.id is not None:
                 status = 400
         except msgspec.DecodeError:

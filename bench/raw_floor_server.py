@@ -13,7 +13,8 @@ It checks nothing beyond decoding. What a Python process costs at the least: the
 
 ``--pin-cpu`` moves the process to that CPU first (the client benchmarks start this server
 through each SDK's own stdio client, so it places itself). Imports msgspec and the standard
-library only, so that its start-up is the interpreter's and msgspec's.
+library only, so that its start-up is the interpreter's and msgspec's. Its messages
+(``Incoming`` ... ``Answer``) are those of the HTTP floor too (``bench/raw_floor.py``).
 """
 
 from __future__ import annotations
@@ -25,32 +26,32 @@ from typing import Any
 import msgspec
 
 
-class _Incoming(msgspec.Struct):
+class Incoming(msgspec.Struct):
     method: str | None = None
     id: int | str | None = None
     params: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class _Arguments(msgspec.Struct):
+class Arguments(msgspec.Struct):
     text: str
 
 
-class _CallParams(msgspec.Struct):
+class CallParams(msgspec.Struct):
     name: str
-    arguments: _Arguments
+    arguments: Arguments
 
 
 class _InitParams(msgspec.Struct):
     protocolVersion: str
 
 
-class _TextOut(msgspec.Struct):
+class TextOut(msgspec.Struct):
     text: str
     type: str = "text"
 
 
-class _ResultOut(msgspec.Struct):
-    content: list[_TextOut]
+class ResultOut(msgspec.Struct):
+    content: list[TextOut]
 
 
 class _Property(msgspec.Struct):
@@ -79,7 +80,7 @@ class _ErrorBody(msgspec.Struct):
     message: str
 
 
-class _Answer(msgspec.Struct):
+class Answer(msgspec.Struct):
     id: int | str | None
     result: Any
     jsonrpc: str = "2.0"
@@ -99,8 +100,8 @@ class Answerer:
     whole line among them (each followed by a newline), ``b""`` if there are none."""
 
     def __init__(self, extra_tools: int = 0) -> None:
-        self._decode = msgspec.json.Decoder(_Incoming).decode
-        self._decode_call = msgspec.json.Decoder(_CallParams).decode
+        self._decode = msgspec.json.Decoder(Incoming).decode
+        self._decode_call = msgspec.json.Decoder(CallParams).decode
         self._decode_init = msgspec.json.Decoder(_InitParams).decode
         self._encode = msgspec.json.Encoder().encode
         names = ["echo", *(f"tool_{i}" for i in range(extra_tools))]
@@ -128,7 +129,7 @@ class Answerer:
             pending.append(rest)
         answers: list[bytes] = []
         for line in lines:
-            answer: _Answer | _ErrorAnswer
+            answer: Answer | _ErrorAnswer
             try:
                 msg = self._decode(line)
                 if msg.id is None:
@@ -137,11 +138,11 @@ class Answerer:
                 if method == "tools/call":
                     params = self._decode_call(msg.params)
                     if params.name in self._known:
-                        answer = _Answer(msg.id, _ResultOut([_TextOut(params.arguments.text)]))
+                        answer = Answer(msg.id, ResultOut([TextOut(params.arguments.text)]))
                     else:
                         answer = _ErrorAnswer(msg.id, _ErrorBody(-32602, f"Unknown tool: {params.name}"))
                 elif method == "tools/list":
-                    answer = _Answer(msg.id, self._tools)
+                    answer = Answer(msg.id, self._tools)
                 elif method == "initialize":
                     version = self._decode_init(msg.params).protocolVersion
                     result = {
@@ -149,9 +150,9 @@ class Answerer:
                         "capabilities": self._capabilities,
                         "serverInfo": self._server_info,
                     }
-                    answer = _Answer(msg.id, result)
+                    answer = Answer(msg.id, result)
                 elif method == "ping":
-                    answer = _Answer(msg.id, self._empty)
+                    answer = Answer(msg.id, self._empty)
                 else:
                     answer = _ErrorAnswer(msg.id, _ErrorBody(-32601, f"Method not found: {method}"))
             except msgspec.DecodeError as exc:
