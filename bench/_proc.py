@@ -11,10 +11,12 @@ import argparse
 import math
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -276,6 +278,21 @@ class LoggedProcess:
 
     def wait_ready(self, timeout: float) -> None:
         raise NotImplementedError
+
+    def wait_listening(self, port: int, timeout: float, fail: Callable[[str], Exception]) -> None:
+        """Wait until the process listens on 127.0.0.1:``port`` (tried every 50 ms); raises
+        ``fail(what)`` if it exits first or does not listen within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise fail(f"exited with code {self.proc.returncode} before listening")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise fail(f"not listening after {timeout:g} s") from None
+                time.sleep(0.05)
 
     def close(self) -> str:
         raise NotImplementedError

@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import contextlib
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -60,6 +59,7 @@ from bench.streamable_http import (  # noqa: E402
     wrk_version,
 )
 from bench.streamable_http_servers import PATH, ASGIApp, mcpbind_app  # noqa: E402
+from bench.streamable_http_servers import serve as serve_uvicorn  # noqa: E402
 
 SERVERS = {
     "uvicorn-httptools-uvloop": "uvicorn, httptools, uvloop",
@@ -81,19 +81,8 @@ def serve(name: str, port: int) -> None:
     """Serve the echo app under server ``name`` on 127.0.0.1:``port`` until killed."""
     app = mcpbind_app("json")
     if name.startswith("uvicorn-"):
-        import uvicorn
-
         http, loop = ("httptools", "uvloop") if name == BASELINE else ("h11", "asyncio")
-        uvicorn.run(
-            app,
-            host="127.0.0.1",
-            port=port,
-            loop=loop,
-            http=http,
-            access_log=False,
-            log_level="warning",
-            lifespan="on",
-        )
+        serve_uvicorn(app, port, http, loop)  # as every server of bench/streamable_http.py runs
     elif name == "mcpbind-serve":
         _serve_mcpbind(port)
     elif name.startswith("hypercorn-"):
@@ -184,21 +173,9 @@ class ServerProcess(_proc.LoggedProcess):
         self.start(command, env=_proc.server_env(), start_timeout=start_timeout)
 
     def wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise BenchError(
-                    f"{self.name}: exited ({self.proc.returncode}) before listening\n{self.text()}"
-                )
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise BenchError(
-                        f"{self.name}: not listening after {timeout:g} s\n{self.text()}"
-                    ) from None
-                time.sleep(0.05)
+        self.wait_listening(
+            self.port, timeout, lambda what: BenchError(f"{self.name}: {what}\n{self.text()}")
+        )
 
     def close(self) -> str:
         try:

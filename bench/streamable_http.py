@@ -526,17 +526,7 @@ class ServerProcess(_proc.LoggedProcess):
 
     def wait_ready(self, timeout: float) -> None:
         # uvicorn listens once the app's lifespan startup has completed.
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise self.fail(f"exited with code {self.proc.returncode} before listening")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise self.fail(f"not listening after {timeout:g} s") from None
-                time.sleep(0.05)
+        self.wait_listening(self.port, timeout, self.fail)
 
     def rss_kib(self) -> int:
         with open(f"/proc/{self.pid}/status") as f:
