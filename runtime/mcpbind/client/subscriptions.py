@@ -325,7 +325,7 @@ class Listener:
         spec: Any = modern.methods.SUBSCRIPTIONS_LISTEN
         params: Any
         if self.task_ids:  # the tasks extension's filter, declaring the extension
-            spec = task_listen.SUBSCRIPTIONS_LISTEN
+            spec = task_listen.subscriptions_listen()
             params = task_listen.ListenRequestParams(
                 meta=declaring_tasks(server), notifications=self.requested
             )

@@ -5,6 +5,7 @@ connection."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, Literal
 
@@ -13,9 +14,9 @@ import msgspec
 from mcpbind import types
 from mcpbind.protocol.envelope import MODERN_ONLY_METHODS
 from mcpbind.protocol.methods import RequestSpec
-from mcpbind.protocol.task_listen import SUBSCRIPTIONS_ACKNOWLEDGED, SUBSCRIPTIONS_LISTEN
+from mcpbind.protocol.task_listen import SUBSCRIPTIONS_ACKNOWLEDGED, subscriptions_listen
 from mcpbind.protocol.tasks import NOTIFICATIONS_TASKS, TASKS_UPDATE
-from mcpbind.protocol.wire import Codec
+from mcpbind.protocol.wire import Codec, DeferredRequests
 from mcpbind.versions import LATEST_VERSION, schema_for
 
 __all__ = ["shared_codec"]
@@ -36,10 +37,16 @@ def shared_codec(role: Role, batching: bool | None, raw_params: frozenset[str] =
 
 @functools.cache
 def _codec_for(role: Role, batching: bool, raw_params: frozenset[str]) -> Codec:
-    table = _server_table() if role == "server" else _client_table()
+    if role == "client":
+        table, deferred = _client_table(), None
+    else:
+        table, deferred = _server_table(), DeferredRequests(MODERN_ONLY_METHODS, _modern_only_requests)
     if raw_params:
         table = _with_raw_params(table, raw_params)
-    return Codec(table, role, batching=batching)
+        if deferred is not None:
+            load = deferred.load
+            deferred = DeferredRequests(deferred.methods, lambda: _raw(load(), raw_params))
+    return Codec(table, role, batching=batching, deferred=deferred)
 
 
 def _with_raw_params(table: ModuleType, raw_params: frozenset[str]) -> ModuleType:
@@ -48,7 +55,15 @@ def _with_raw_params(table: ModuleType, raw_params: frozenset[str]) -> ModuleTyp
     raw = ModuleType(f"{table.__name__}.raw")
     raw.PROTOCOL_VERSION = table.PROTOCOL_VERSION  # type: ignore[attr-defined]
     raw.BATCHING = table.BATCHING  # type: ignore[attr-defined]
-    requests: dict[str, RequestSpec[Any, Any, Any]] = dict(table.REQUESTS)
+    raw.REQUESTS = _raw(table.REQUESTS, raw_params)  # type: ignore[attr-defined]
+    raw.NOTIFICATIONS = table.NOTIFICATIONS  # type: ignore[attr-defined]
+    return raw
+
+
+def _raw(
+    specs: Mapping[str, RequestSpec[Any, Any, Any]], raw_params: frozenset[str]
+) -> dict[str, RequestSpec[Any, Any, Any]]:
+    requests = dict(specs)
     for method in raw_params & requests.keys():
         spec = requests[method]
         requests[method] = RequestSpec(
@@ -59,9 +74,7 @@ def _with_raw_params(table: ModuleType, raw_params: frozenset[str]) -> ModuleTyp
             params_optional=True,
             embedded=spec.embedded,
         )
-    raw.REQUESTS = requests  # type: ignore[attr-defined]
-    raw.NOTIFICATIONS = table.NOTIFICATIONS  # type: ignore[attr-defined]
-    return raw
+    return requests
 
 
 def _client_table() -> ModuleType:
@@ -84,20 +97,26 @@ def _client_table() -> ModuleType:
 
 
 def _server_table() -> ModuleType:
-    """What a server accepts: the handler-facing table, plus the methods only the stateless
-    versions have (their params are those versions' types) and ``tasks/update`` of the tasks
-    extension (:mod:`mcpbind.protocol.tasks`; ``subscriptions/listen`` with its ``taskIds``,
-    :mod:`mcpbind.protocol.task_listen`), so that one codec reads every
-    request whatever its era; :class:`~mcpbind.protocol.connection.Connection` keeps each era to its own methods."""
+    """What a server accepts: the handler-facing table and ``tasks/update`` of the tasks
+    extension (:mod:`mcpbind.protocol.tasks`); with :func:`_modern_only_requests`, deferred,
+    one codec reads every request whatever its era;
+    :class:`~mcpbind.protocol.connection.Connection` keeps each era to its own methods."""
     table = ModuleType("mcpbind.protocol.codecs.server_table")
-    modern = schema_for(LATEST_VERSION).methods
     table.PROTOCOL_VERSION = methods.PROTOCOL_VERSION  # type: ignore[attr-defined]
     table.BATCHING = methods.BATCHING  # type: ignore[attr-defined]
-    table.REQUESTS = {  # type: ignore[attr-defined]
-        **methods.REQUESTS,
-        **{m: modern.REQUESTS[m] for m in MODERN_ONLY_METHODS},
-        TASKS_UPDATE.method: TASKS_UPDATE,
-        SUBSCRIPTIONS_LISTEN.method: SUBSCRIPTIONS_LISTEN,  # (with the extension's taskIds)
-    }
+    table.REQUESTS = {**methods.REQUESTS, TASKS_UPDATE.method: TASKS_UPDATE}  # type: ignore[attr-defined]
     table.NOTIFICATIONS = methods.NOTIFICATIONS  # type: ignore[attr-defined]
     return table
+
+
+def _modern_only_requests() -> dict[str, RequestSpec[Any, Any, Any]]:
+    """The requests a server reads that only the stateless versions have (their params are
+    those versions' types; ``subscriptions/listen`` with the tasks extension's ``taskIds``,
+    :mod:`mcpbind.protocol.task_listen`). Made when the first of them arrives, which is when
+    the newest schema's modules are loaded: a server whose clients all use a handshake
+    version never loads them."""
+    modern = schema_for(LATEST_VERSION).methods
+    listen = subscriptions_listen()
+    specs = {m: modern.REQUESTS[m] for m in MODERN_ONLY_METHODS}
+    specs[listen.method] = listen
+    return specs

@@ -1,10 +1,15 @@
 """What the protocol core (:class:`~mcpbind.protocol.connection.Connection`) makes of each
-message it receives: one event per thing to act on, for the session driver."""
+message it receives: one event per thing to act on, for the session driver.
+
+Events are frozen msgspec structs (never encoded): immutable values compared by their fields,
+as frozen dataclasses would be, but their classes cost next to nothing to define at start-up
+and an event nothing beyond a C constructor to make, once per message."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from mcpbind import types
 from mcpbind.protocol.envelope import Envelope
@@ -25,8 +30,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class RequestReceived:
+class RequestReceived(msgspec.Struct, frozen=True):
     """A request for a handler: answer it with :meth:`Connection.respond` or ``respond_error``.
 
     ``envelope`` is a stateless (2026-07-28 and later) request's own metadata, which stands in
@@ -38,51 +42,44 @@ class RequestReceived:
     envelope: Envelope | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NotificationReceived:
+class NotificationReceived(msgspec.Struct, frozen=True):
     method: str
     params: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseReceived:
+class ResponseReceived(msgspec.Struct, frozen=True):
     """The typed result of a request this side sent."""
 
     id: RequestId
     result: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorReceived:
+class ErrorReceived(msgspec.Struct, frozen=True):
     """The peer answered a request this side sent with an error."""
 
     id: RequestId
     error: McpError
 
 
-@dataclass(frozen=True, slots=True)
-class UnmatchedResponse:
+class UnmatchedResponse(msgspec.Struct, frozen=True):
     """A response whose id matches no pending request (late, duplicated or bogus): dropped."""
 
     id: RequestId | None
 
 
-@dataclass(frozen=True, slots=True)
-class CancelRequested:
+class CancelRequested(msgspec.Struct, frozen=True):
     """The peer cancelled a request it sent; its handler should stop and send nothing."""
 
     request_id: RequestId
     reason: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressReceived:
+class ProgressReceived(msgspec.Struct, frozen=True):
     token: str | int
     params: types.ProgressNotificationParams
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     """Bytes the core produced on its own (an error, a ping or initialize answer) to send now."""
 
     data: bytes
@@ -90,8 +87,7 @@ class Reply:
     id: RequestId | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SessionReady:
+class SessionReady(msgspec.Struct, frozen=True):
     """The handshake is complete on this side."""
 
 

@@ -1,13 +1,15 @@
 """``subscriptions/listen`` with the tasks extension (``io.modelcontextprotocol/tasks``): the
 filter's ``taskIds``, the tasks whose ``notifications/tasks`` the client asks for (and, in the
 acknowledgement, those the server agreed to send). The 2026-07-28 schema does not have the
-member: :class:`ListenFilter` is its ``SubscriptionFilter`` with it, and
-:data:`SUBSCRIPTIONS_LISTEN` the method as a server that knows the extension reads it;
+member: :class:`ListenFilter` is its ``SubscriptionFilter`` with it,
+:func:`subscriptions_listen` the method as a server that knows the extension reads it (built on
+first use: its result type is the 2026-07-28 schema's, whose modules are loaded only then) and
 :data:`SUBSCRIPTIONS_ACKNOWLEDGED` the acknowledgement as a client that knows it reads it.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Final
 
 import msgspec
@@ -18,10 +20,10 @@ from mcpbind.versions import LATEST_VERSION, schema_for
 
 __all__ = [
     "SUBSCRIPTIONS_ACKNOWLEDGED",
-    "SUBSCRIPTIONS_LISTEN",
     "AcknowledgedParams",
     "ListenFilter",
     "ListenRequestParams",
+    "subscriptions_listen",
 ]
 
 
@@ -43,13 +45,16 @@ class ListenRequestParams(msgspec.Struct, kw_only=True):
     notifications: ListenFilter
 
 
-SUBSCRIPTIONS_LISTEN: Final[RequestSpec[ListenRequestParams, Any, ToServer]] = RequestSpec(
-    "subscriptions/listen",
-    Direction.CLIENT_TO_SERVER,
-    ListenRequestParams,
-    schema_for(LATEST_VERSION).SubscriptionsListenResult,
-    params_optional=False,
-)
+@cache
+def subscriptions_listen() -> RequestSpec[ListenRequestParams, Any, ToServer]:
+    """``subscriptions/listen`` with the extension's ``taskIds``; one spec, made on first use."""
+    return RequestSpec(
+        "subscriptions/listen",
+        Direction.CLIENT_TO_SERVER,
+        ListenRequestParams,
+        schema_for(LATEST_VERSION).SubscriptionsListenResult,
+        params_optional=False,
+    )
 
 
 class AcknowledgedParams(msgspec.Struct, kw_only=True):

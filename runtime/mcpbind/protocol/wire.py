@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache, reduce
 from types import ModuleType
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
@@ -46,6 +46,7 @@ __all__ = [
     "PARSE_ERROR",
     "SALVAGE_MAX_BYTES",
     "Codec",
+    "DeferredRequests",
     "ErrorObject",
     "ErrorResponse",
     "Incoming",
@@ -358,34 +359,47 @@ def _parse_error(
 _TOO_DEEP = "JSON nested too deeply"
 
 
+class DeferredRequests(NamedTuple):
+    """Request methods a codec reads whose specs are made only when one of them first arrives
+    (their types are a schema version's that a process may never need to load)."""
+
+    methods: frozenset[str]
+    load: Callable[[], Mapping[str, RequestSpec[Any, Any, Any]]]
+
+
 class Codec:
     """Encode and decode JSON-RPC messages for one MCP version and one role.
 
     ``role`` is the side this codec speaks for: a server's codec accepts the requests a client
     may send and answers any other method with "method not found", and the reverse.
+
+    ``deferred``: request methods read as if they were in ``methods`` but whose specs are
+    loaded, and the codec's decoders rebuilt with them, when the first of them arrives; until
+    then nothing of them is built or imported.
     """
 
-    def __init__(self, methods: ModuleType, role: Role, *, batching: bool | None = None) -> None:
+    def __init__(
+        self,
+        methods: ModuleType,
+        role: Role,
+        *,
+        batching: bool | None = None,
+        deferred: DeferredRequests | None = None,
+    ) -> None:
         self.version: str = methods.PROTOCOL_VERSION
         # ``batching`` overrides the table's: types of one version, batches of another.
         self.batching: bool = methods.BATCHING if batching is None else batching
         self.role = role
         all_requests: Mapping[str, RequestSpec[Any, Any, Any]] = methods.REQUESTS
         all_notes: Mapping[str, NotificationSpec[Any, Any]] = methods.NOTIFICATIONS
-        receives_from_client = role == "server"
-        # 2026-07-28 input requests (``embedded``) only travel inside an InputRequiredResult.
-        self.incoming_requests = {
-            m: s
-            for m, s in all_requests.items()
-            if not s.embedded
-            and (s.direction.sent_by_client() if receives_from_client else s.direction.sent_by_server())
-        }
+        self.incoming_requests = self._incoming_requests(all_requests)
         self.incoming_notifications = {
             m: s
             for m, s in all_notes.items()
-            if (s.direction.sent_by_client() if receives_from_client else s.direction.sent_by_server())
+            if self._receives(s.direction.sent_by_client(), s.direction.sent_by_server())
         }
         self.requests = all_requests
+        self._deferred = deferred
         # Built now, so the first request of a session pays nothing extra.
         self._params_fast = {
             m: (s, s.params_decoder.msgspec_decoder) for m, s in self.incoming_requests.items()
@@ -393,6 +407,44 @@ class Codec:
         self._one_pass, self._typed_requests, self._typed_notes = _typed_messages(
             self.incoming_requests, self.incoming_notifications
         )
+
+    def _receives(self, sent_by_client: bool, sent_by_server: bool) -> bool:
+        return sent_by_client if self.role == "server" else sent_by_server
+
+    def _incoming_requests(
+        self, specs: Mapping[str, RequestSpec[Any, Any, Any]]
+    ) -> dict[str, RequestSpec[Any, Any, Any]]:
+        # 2026-07-28 input requests (``embedded``) only travel inside an InputRequiredResult.
+        return {
+            m: s
+            for m, s in specs.items()
+            if not s.embedded and self._receives(s.direction.sent_by_client(), s.direction.sent_by_server())
+        }
+
+    def _load_deferred(self) -> None:
+        """Make the deferred methods' specs and rebuild the decoders with them (once). No lock
+        (the protocol core loads no threading): two threads of a shared codec that both get
+        here build the same tables, and every table only grows, in an order where a reader
+        meets no half-way state (the per-method classes are in place before the params
+        decoders that lead to them)."""
+        deferred = self._deferred
+        if deferred is None:
+            return
+        added = deferred.load()
+        incoming = self._incoming_requests(added)
+        requests = {**self.requests, **added}
+        incoming_requests = {**self.incoming_requests, **incoming}
+        one_pass, typed_requests, typed_notes = _typed_messages(
+            incoming_requests, self.incoming_notifications
+        )
+        fast = {m: (s, s.params_decoder.msgspec_decoder) for m, s in incoming.items()}
+        self.requests = requests
+        self._typed_requests = typed_requests
+        self._typed_notes = typed_notes
+        self.incoming_requests = incoming_requests
+        self._params_fast.update(fast)
+        self._one_pass = one_pass
+        self._deferred = None
 
     @classmethod
     def for_version(cls, version: str, role: Role) -> Codec:
@@ -542,6 +594,10 @@ class Codec:
         """The typed params of a received request; ``METHOD_NOT_FOUND`` / ``INVALID_PARAMS``."""
         entry = self._params_fast.get(message.method)
         if entry is None:
+            deferred = self._deferred
+            if deferred is not None and message.method in deferred.methods:
+                self._load_deferred()
+                return self.request_params(message)
             raise WireError(METHOD_NOT_FOUND, f"Method not found: {message.method}", message.id)
         spec, decoder = entry
         raw = message.params

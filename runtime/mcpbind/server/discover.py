@@ -22,12 +22,12 @@ def discover_handler(
     """The handler answering ``server/discover`` from the connection's own description (its
     capabilities are what the transport lets it declare), with caching ``hint``; the
     capabilities declare ``extensions`` (read at each request: a server adds to it)."""
-    modern = schema_for(LATEST_VERSION)
     # The last capabilities seen and their stateless versions' form (no ``tasks``, with
     # ``extensions``): servers build equal ones for each connection.
     last: list[Any] = [None, None]
 
     async def discover(params: Any, ctx: RequestContext) -> Any:
+        modern = schema_for(LATEST_VERSION)  # (loaded by the request's decoding already)
         connection = ctx.session.connection
         capabilities = connection.capabilities
         if last[0] is None or last[0] != capabilities:

@@ -5,7 +5,6 @@ method -> handler."""
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 from collections.abc import Callable
@@ -80,6 +79,8 @@ def handlers_of(handlers: object) -> dict[str, Callable[..., Any]]:
                 raise TypeError(
                     f"{where}: {client[name]} is sent by servers to clients; a server never receives it"
                 )
+            import difflib  # (only for this error: a server's start-up does not load it)
+
             close = difflib.get_close_matches(name, server, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise TypeError(f"{where} names no method a server receives{hint}")

@@ -9,16 +9,17 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from mcpbind import event_loop
 from mcpbind.transports.base import Transport
-from mcpbind.transports.http.endpoint import ServerEndpoint
 
+# (for annotations only: a server that never serves HTTP does not load the HTTP package)
 if TYPE_CHECKING:
     from mcpbind.server.auth.middleware import ProtectedApp
     from mcpbind.server.auth.settings import ResourceServerAuth
+    from mcpbind.transports.http.endpoint import ServerEndpoint
     from mcpbind.transports.http.server import StreamableHTTPApp
 
 __all__ = ["Hosting"]
 
-EndpointT = TypeVar("EndpointT", bound=ServerEndpoint)
+EndpointT = TypeVar("EndpointT", bound="ServerEndpoint")
 
 
 class Hosting:

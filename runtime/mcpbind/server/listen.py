@@ -175,7 +175,6 @@ class Listeners:
         # The server's tasks, when it runs some (``taskIds`` are honoured then).
         self.tasks: TaskWatch | None = None
         self.listeners: set[Listener] = set()
-        self._modern = schema_for(LATEST_VERSION)
 
     # -- publishing -----------------------------------------------------------------------
 
@@ -303,7 +302,7 @@ class Listeners:
                 f"Too many listen streams on this connection (limit {limit}, half of the requests "
                 "it may have running); cancel one, or listen for more on one stream",
             )
-        modern = self._modern
+        modern = schema_for(LATEST_VERSION)  # (a stateless request loaded it already)
         kinds, uris = self.honoured(params.notifications, ctx)
         task_ids = await self.honoured_tasks(params.notifications, ctx)
         meta = {SUBSCRIPTION_ID: ident}
