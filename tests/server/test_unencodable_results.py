@@ -111,6 +111,7 @@ async def test_over_stdio_the_error_goes_back_and_the_server_goes_on(
 ) -> None:
     stderr = tmp_path / "stderr.txt"
     async with raw_server(SESSION_SERVER, "--backend", server_backend, stderr_path=stderr) as raw:
+        raw.reply_timeout = 25.0  # a child starting on a loaded machine (within the test's 30 s)
         await raw.initialize()
         [answer] = await raw.exchange(call(1, "unsendable"), answers=1)
         assert answer == {
