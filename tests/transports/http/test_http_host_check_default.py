@@ -91,7 +91,7 @@ async def test_run_http_chooses_the_same_way(host: str, expected: int) -> None:
 @pytest.mark.xfail(
     reason="serve_asyncio closes its listening socket while the cancelled uvicorn server still has "
     "it registered with the event loop: a later socket given the same descriptor number is never "
-    "reported readable (reported in issue 19's notes; fix in transports/http/server/embedded.py)",
+    "reported readable (the fix: serve_asyncio removes the reader of each socket before closing it)",
     strict=True,
     raises=AssertionError,
 )
