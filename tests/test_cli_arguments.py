@@ -187,23 +187,29 @@ def test_call_arguments_that_cannot_work_exit_2(
     assert said in one_line(capsys)
 
 
-def test_call_an_empty_server_command_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["call", "  ", "tools/list"]) == 2
+BACKENDS = pytest.mark.parametrize("backend", ["asyncio", "trio"])
+
+
+@BACKENDS
+def test_call_an_empty_server_command_exits_2(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    assert cli.main(["call", "  ", "tools/list", "--backend", backend]) == 2
     assert one_line(capsys) == "mcpbind: the server command is empty"
 
 
+@BACKENDS
 def test_call_a_server_command_that_does_not_exist(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backend: str
 ) -> None:
     missing = tmp_path / "no-such-server"
-    assert cli.main(["call", str(missing), "tools/list", "--timeout", "20"]) == 1
+    assert cli.main(["call", str(missing), "tools/list", "--timeout", "20", "--backend", backend]) == 1
     line = one_line(capsys)
     assert line.startswith(f"mcpbind: cannot reach {missing}: ") and "No such file" in line
 
 
-def test_call_a_server_that_exits_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+@BACKENDS
+def test_call_a_server_that_exits_at_once(capsys: pytest.CaptureFixture[str], backend: str) -> None:
     server = f"{sys.executable} -c 'import sys; sys.exit(3)'"
-    assert cli.main(["call", server, "tools/list", "--timeout", "20"]) == 1
+    assert cli.main(["call", server, "tools/list", "--timeout", "20", "--backend", backend]) == 1
     out, err = capsys.readouterr()
     assert out == ""
     error = json.loads(err)  # a JSON-RPC error, as the command's doc says
