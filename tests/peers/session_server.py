@@ -13,6 +13,8 @@ Tools:
   ``started <id>``, then ``cancelled <id>`` or ``finished <id>`` (``<id>`` is the JSON-RPC
   request id) to PATH, one line each.
 * ``crash``: the process exits at once with status 1 (``os._exit``), mid-request.
+* ``unsendable``: returns a result that cannot be encoded (an ``object()`` in its structured
+  content); the client is to get an internal error and the server to go on.
 * ``note`` {uri, times}: tells the client ``times`` times that ``uri`` changed, then once that
   ``note://done`` did (if it subscribed: the resource ``note://board`` makes the server offer
   subscriptions, to URIs of up to 100,000 characters); with ``--marker PATH`` it appends
@@ -78,6 +80,8 @@ def build(marker: Path | None, max_pending: int, grace: float = 5.0) -> Server:
             return types.CallToolResult(content=[types.TextContent(text="slept")])
         if params.name == "crash":
             os._exit(1)
+        if params.name == "unsendable":
+            return types.CallToolResult(content=[], structured_content={"value": object()})
         if params.name == "note":
             uri, times = arguments.get("uri"), arguments.get("times")
             if not isinstance(uri, str) or not isinstance(times, int):

@@ -187,6 +187,8 @@ class ResolvedUnion(metaclass=_ResolvedUnionMeta):
                 for c in plan.candidates
                 if not keys >= c.required
             ]
+        elif plan.candidates:  # (else the reason would be empty: "matches no member of X ()")
+            failures += [f"{c.name}: Expected `object`, got `{_json_kind(obj)}`" for c in plan.candidates]
         for member in plan.others:
             try:
                 return convert(obj, member)
@@ -220,6 +222,14 @@ def resolved_union(
         "__qualname__": name,
     }
     return type(f"{name} ({_DECODE_HINT})", (ResolvedUnion,), namespace)
+
+
+_JSON_KINDS: dict[type, str] = {list: "array", str: "str", bool: "bool", int: "int", float: "float"}
+
+
+def _json_kind(obj: Any) -> str:
+    """What a decoded JSON value is, in msgspec's words (``array``, ``str``, ``null``...)."""
+    return "null" if obj is None else _JSON_KINDS.get(type(obj), type(obj).__name__)
 
 
 def _type_name(tp: Any) -> str:
