@@ -88,13 +88,6 @@ async def test_run_http_chooses_the_same_way(host: str, expected: int) -> None:
         assert await status(url, host="evil.example") == expected
 
 
-@pytest.mark.xfail(
-    reason="serve_asyncio closes its listening socket while the cancelled uvicorn server still has "
-    "it registered with the event loop: a later socket given the same descriptor number is never "
-    "reported readable (the fix: serve_asyncio removes the reader of each socket before closing it)",
-    strict=True,
-    raises=AssertionError,
-)
 async def test_serving_again_in_the_same_event_loop(anyio_backend: str) -> None:
     if anyio_backend == "trio":
         pytest.skip("uvicorn serves on asyncio only (hypercorn on trio closes what it listened on)")

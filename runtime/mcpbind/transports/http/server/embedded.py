@@ -232,15 +232,20 @@ async def serve_asyncio(
         http=_uvicorn_protocol(header_timeout) if header_timeout is not None else "auto",
     )
     sockets = list(sockets) if sockets is not None else bind_listeners(host, port)
+    server = uvicorn.Server(config)
     undo = _limit_asyncio_accept_errors(limiter or LogRateLimiter())
     try:
         for sock in sockets:
             name = sock.getsockname()
             where = f"[{name[0]}]" if sock.family == socket.AF_INET6 else name[0]
             logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d", where, name[1])
-        await uvicorn.Server(config).serve(sockets)
+        await server.serve(sockets)
     finally:
         undo()
+        # Cancelled, uvicorn leaves its listening servers registered with the loop: closed here,
+        # before their sockets, or a later socket given the same descriptor is never polled.
+        for listening in getattr(server, "servers", ()):
+            listening.close()
         for sock in sockets:
             sock.close()
 
