@@ -1,6 +1,6 @@
 """The Host check (DNS-rebinding protection) ``serve_http`` and ``Server.run_http`` choose from the
 host they are given: on by default for a loopback host (a request naming another host gets
-403), off for any other host unless ``allowed_hosts`` is given, the Origin check staying on.
+403; another loopback address than 127.0.0.1 is allowed by its own name too), off for any other host unless ``allowed_hosts`` is given, the Origin check staying on.
 
 The server is handed a listening socket of 127.0.0.1 (``sockets=``), which leaves ``host`` to
 decide the default only: nothing listens on a public interface.
@@ -18,6 +18,7 @@ import anyio
 import httpx
 import pytest
 
+from mcpbind.transports.http.security import LOCALHOST_HOSTS, LOCALHOST_ORIGINS, loopback_allow_lists, matches
 from mcpbind.transports.http.server import serve_http
 from tests.http_harness import loopback_socket
 from tests.http_server_helpers import headers, initialize, make_server
@@ -64,6 +65,43 @@ async def test_on_a_loopback_host_another_host_name_is_refused(host: str) -> Non
         assert await status(url, host=f"evil.example:{port}") == 403
         assert await status(url, host=f"localhost:{port}") == 200
         assert await status(url) == 200  # 127.0.0.1:PORT, as httpx names it
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "127.1.2.3"])
+async def test_on_another_loopback_address_the_check_stays_on_and_names_it(host: str) -> None:
+    async with serving(host) as (url, port):
+        assert await status(url, host="evil.example") == 403
+        assert await status(url, host=f"{host}:{port}") == 200
+        assert await status(url, host=f"localhost:{port}") == 200
+        assert await status(url, host=f"{host}:{port}", origin=f"http://{host}:{port}") == 200
+        assert await status(url, origin="http://evil.example") == 403
+
+
+@pytest.mark.parametrize(
+    ("host", "named"),
+    [
+        ("127.0.0.1", None),
+        ("localhost", None),
+        ("LOCALHOST", None),
+        ("::1", None),
+        ("[::1]", None),
+        ("0:0:0:0:0:0:0:1", None),
+        ("127.0.0.2", "127.0.0.2"),
+    ],
+)
+def test_the_allow_lists_of_a_loopback_host(host: str, named: str | None) -> None:
+    allow = loopback_allow_lists(host)
+    assert allow is not None
+    hosts, origins = allow
+    assert set(LOCALHOST_HOSTS) <= set(hosts) and set(LOCALHOST_ORIGINS) <= set(origins)
+    extra = set(hosts) - set(LOCALHOST_HOSTS)
+    assert extra == (set() if named is None else {named, f"{named}:*"})
+    assert not matches("evil.example", hosts) and not matches("http://evil.example", origins)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10", "mcp.example.com", "localhost.example"])
+def test_no_allow_lists_for_any_other_host(host: str) -> None:
+    assert loopback_allow_lists(host) is None
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10", "mcp.example.com"])

@@ -39,6 +39,7 @@ Options:
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
@@ -52,6 +53,7 @@ __all__ = [
     "LOCALHOST_HOSTS",
     "LOCALHOST_ORIGINS",
     "SecurityMiddleware",
+    "loopback_allow_lists",
     "matches",
 ]
 
@@ -76,6 +78,33 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # Results of the Host check kept per header value, up to this many values.
 _CACHED_HOSTS: Final = 256
+
+
+def loopback_allow_lists(host: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The ``Host`` and ``Origin`` allow-lists that keep DNS-rebinding protection on for a
+    server bound to ``host``, or ``None`` when ``host`` is not a loopback one (a server reached
+    under names it cannot know: the check is left to its configuration).
+
+    Loopback means ``localhost`` or any loopback address (``127.0.0.0/8``, ``::1``): the
+    localhost names, and the address itself when it is not one of them (say ``127.0.0.2``)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return LOCALHOST_HOSTS, LOCALHOST_ORIGINS
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return None
+    if not address.is_loopback:
+        return None
+    shown = f"[{address.compressed}]" if address.version == 6 else address.compressed
+    if f"{shown}:*" in LOCALHOST_HOSTS:
+        return LOCALHOST_HOSTS, LOCALHOST_ORIGINS
+    hosts = (*LOCALHOST_HOSTS, shown, f"{shown}:*")
+    origins = (
+        *LOCALHOST_ORIGINS,
+        *(f"{scheme}://{h}" for scheme in ("http", "https") for h in (shown, f"{shown}:*")),
+    )
+    return hosts, origins
 
 
 def matches(value: str, patterns: Iterable[str]) -> bool:

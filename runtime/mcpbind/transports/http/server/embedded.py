@@ -44,6 +44,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mcpbind.transports.http.endpoint import ServerEndpoint
+from mcpbind.transports.http.security import LOCALHOST_HOSTS, loopback_allow_lists
 from mcpbind.transports.http.server.app import StreamableHTTPApp
 from mcpbind.transports.http.server.listeners import bind_listeners
 
@@ -355,8 +356,13 @@ async def serve_http(
             raise TypeError("app options are for a server; this app is built already")
         app = server_or_app
     else:
-        if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in app_options:
-            app_options["allowed_hosts"] = None
+        if "allowed_hosts" not in app_options:
+            allow = loopback_allow_lists(host)
+            if allow is None:
+                app_options["allowed_hosts"] = None
+            elif allow[0] != LOCALHOST_HOSTS:
+                app_options["allowed_hosts"] = allow[0]
+                app_options.setdefault("allowed_origins", allow[1])
         app = StreamableHTTPApp(server_or_app, **app_options)
     served = app if wrap is None else wrap(app)
     if ready is not None:
