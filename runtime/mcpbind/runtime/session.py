@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import logging
+import math
 import sys
 from collections.abc import Callable, Mapping
 from types import CoroutineType, TracebackType
@@ -137,6 +138,7 @@ class Session(Sender):
         "on_input_end",
         "request_handlers",
         "rounds_policy",
+        "scope_maker",
         "serves_rounds",
         "shutdown_grace_period",
     )
@@ -208,8 +210,18 @@ class Session(Sender):
         # Called with the session when the peer closed its side (the end of input) and the
         # handlers still running may finish: a server ends its listen streams then.
         self.on_input_end: Callable[[Session], None] | None = None
+        # What makes the cancel scopes of its handlers, where whoever made the session learnt it
+        # already (a Streamable HTTP app serving a stateless request on a session of its own:
+        # learnt once per run, not once per request); None: learnt at the first.
+        self.scope_maker: fastpath.ScopeMaker | None = None
 
     # -- state ----------------------------------------------------------------------------
+
+    def new_cancel_scope(self, deadline: float = math.inf) -> anyio.CancelScope:
+        make = self.scope_maker
+        if make is not None:
+            return make(deadline=deadline)
+        return Sender.new_cancel_scope(self, deadline)
 
     @property
     def ready(self) -> anyio.Event:

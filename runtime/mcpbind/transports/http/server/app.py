@@ -258,6 +258,8 @@ class StreamableHTTPApp(Generic[ServerT]):
                 await shared.enter_async_context(self.store)
             await shared.enter_async_context(self.server.serving(store=self.store))
             await shared.enter_async_context(self._table.run())
+            self._modern_posts.new_run()
+            shared.callback(self._modern_posts.new_run)
             if self._sharing is not None:
                 await shared.enter_async_context(self._sharing.running())
             try:

@@ -30,6 +30,7 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from mcpbind import fastpath
 from mcpbind.protocol.connection import Connection
 from mcpbind.protocol.errors import (
     HEADER_MISMATCH,
@@ -190,6 +191,13 @@ class ModernPosts:
         # A connection made once (when the first request comes: the server is complete by
         # then), copied for each request.
         self._ready: Connection | None = None
+        # What makes the handlers' cancel scopes on the event loop the app runs on: learnt at
+        # the first request of each run of the app (see :meth:`new_run`), for every request.
+        self._scope_maker: fastpath.ScopeMaker | None = None
+
+    def new_run(self) -> None:
+        """The app starts or stops running (the event loop may be another one next time)."""
+        self._scope_maker = None
 
     def _connection(self) -> Connection:
         ready = self._ready
@@ -256,6 +264,11 @@ class ModernPosts:
             register=listen,
             connection=self._connection() if ready is None else ready.fresh(),
         )
+        if spawn is not None:  # (the app runs: one event loop until new_run)
+            maker = self._scope_maker
+            if maker is None:
+                maker = self._scope_maker = fastpath.scope_maker(anyio.CancelScope())
+            session.scope_maker = maker
         state = SessionState("", transport, session)
         # (JSON: the request's handler runs in this task, as for a session's POST.)
         answer = self.answers.json if self.json_response and not listen else self.sse
