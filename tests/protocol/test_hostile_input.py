@@ -25,7 +25,8 @@ import pytest
 from mcpbind.client.client import Client
 from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, PARSE_ERROR, McpError
-from mcpbind.protocol.wire import Codec, Request, Response, WireError, salvage_id
+from mcpbind.protocol.salvage import salvage_id
+from mcpbind.protocol.wire import Codec, Request, Response, WireError
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.server.pagination import decode_cursor

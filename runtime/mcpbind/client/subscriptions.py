@@ -34,7 +34,7 @@ from mcpbind.protocol import task_listen
 from mcpbind.protocol import tasks as ext
 from mcpbind.protocol.envelope import SUBSCRIPTION_ID
 from mcpbind.protocol.errors import CONNECTION_CLOSED, McpError
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.runtime.context import RequestContext
 from mcpbind.runtime.handlers import NotificationHandler
 from mcpbind.versions import LATEST_VERSION, schema_for

@@ -55,6 +55,7 @@ from mcpbind.protocol.events import (
     SessionReady,
     UnmatchedResponse,
 )
+from mcpbind.protocol.jsonrpc import ErrorResponse, RequestId, Response, WireError
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
 from mcpbind.protocol.send_rules import send_refusal
 from mcpbind.protocol.stateless import (
@@ -65,15 +66,7 @@ from mcpbind.protocol.stateless import (
     is_retry,
     read_retry,
 )
-from mcpbind.protocol.wire import (
-    Codec,
-    ErrorResponse,
-    RequestId,
-    Response,
-    TypedNotification,
-    TypedRequest,
-    WireError,
-)
+from mcpbind.protocol.wire import Codec, TypedNotification, TypedRequest
 from mcpbind.versions import (
     HANDLER_VERSION,
     HANDSHAKE_VERSIONS,

@@ -14,7 +14,7 @@ import msgspec
 from mcpbind import types
 from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import McpError
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 
 __all__ = [
     "CancelRequested",

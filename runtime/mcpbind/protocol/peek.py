@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcpbind.protocol.envelope import PROTOCOL_VERSION
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 
 __all__ = ["Peeked", "PeekedRequest", "peek", "peek_request"]
 

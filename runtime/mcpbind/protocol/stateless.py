@@ -11,7 +11,8 @@ from msgspec import UNSET
 from mcpbind import types
 from mcpbind.protocol.encoded import Encoded
 from mcpbind.protocol.envelope import SERVER_INFO, Envelope
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.jsonrpc import RequestId
+from mcpbind.protocol.wire import Codec
 
 __all__ = ["MRTR_METHODS", "NOT_CACHEABLE", "encode_result", "info_meta", "is_retry", "read_retry"]
 

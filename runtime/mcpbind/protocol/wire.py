@@ -4,7 +4,8 @@ Decoding takes two stages. :meth:`Codec.decode` reads only the envelope (``jsonr
 ``method``) and keeps ``params`` / ``result`` as :class:`msgspec.Raw`, untouched bytes a proxy
 can forward as they are. :meth:`Codec.request_params`, :meth:`Codec.notification_params` and
 :meth:`Codec.result` then decode those bytes straight into the struct the method table names
-for the negotiated version. Encoding goes from structs straight to bytes, never via dicts.
+for the negotiated version. Encoding (:mod:`mcpbind.protocol.encode`) goes from structs
+straight to bytes, never via dicts.
 
 Every failure is a :class:`WireError` carrying the JSON-RPC error code to answer with, a
 message that names the offending path, and the request id when it could be read. That
@@ -12,7 +13,7 @@ includes what msgspec cannot decode although it follows the JSON grammar: nestin
 msgspec's recursion limit (the interpreter's: about 1,000 levels on CPython 3.11, less the
 stack in use) and escaped lone UTF-16 surrogates such as ``"\\udfff"`` (not Unicode text),
 both ``PARSE_ERROR``. Only then, on the error path, is the id looked for, by
-:func:`salvage_id`, a bounded scan that needs no recursion.
+:func:`mcpbind.protocol.salvage.salvage_id`, a bounded scan that needs no recursion.
 """
 
 from __future__ import annotations
@@ -27,24 +28,36 @@ from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from mcpbind.protocol import encode
 from mcpbind.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    McpError,
+)
+from mcpbind.protocol.jsonrpc import (
+    ErrorObject,
+    ErrorResponse,
+    Incoming,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    WireError,
 )
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
+from mcpbind.protocol.salvage import salvage_id
 from mcpbind.protocol.unions import dec_hook
 
+# The messages as received (mcpbind.protocol.jsonrpc) and the error codes are named here too:
+# the codec's callers read them with it.
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
-    "SALVAGE_MAX_BYTES",
     "Codec",
     "DeferredRequests",
     "ErrorObject",
@@ -54,59 +67,15 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
-    "SalvagedId",
     "TypedIncoming",
     "TypedNotification",
     "TypedRequest",
     "WireError",
-    "salvage_id",
 ]
 
 
-RequestId = int | str
 T = TypeVar("T")
 Role = Literal["client", "server"]
-
-
-class ErrorObject(msgspec.Struct, omit_defaults=True):
-    """The ``error`` member of an error response."""
-
-    code: int
-    message: str
-    data: Any = UNSET
-
-
-class Request(msgspec.Struct, frozen=True):
-    """A request as received: ``params`` still raw (empty when absent)."""
-
-    id: RequestId
-    method: str
-    params: Raw
-
-
-class Notification(msgspec.Struct, frozen=True):
-    """A notification as received: ``params`` still raw (empty when absent)."""
-
-    method: str
-    params: Raw
-
-
-class Response(msgspec.Struct, frozen=True):
-    """A successful response as received: ``result`` still raw."""
-
-    id: RequestId
-    result: Raw
-
-
-class ErrorResponse(msgspec.Struct, frozen=True):
-    """An error response. ``id`` is ``None`` for ``"id": null`` (the peer could not read the
-    request's id) and ``UNSET`` when the member is absent, which 2025-11-25 and later allow."""
-
-    id: RequestId | UnsetType | None
-    error: ErrorObject
-
-
-Incoming = Request | Notification | Response | ErrorResponse
 
 
 class TypedRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -133,32 +102,6 @@ class TypedNotification(msgspec.Struct, frozen=True, kw_only=True):
 TypedIncoming = TypedRequest | TypedNotification | Response | ErrorResponse
 
 
-class WireError(McpError):
-    """A message that cannot be accepted, with the JSON-RPC error to answer it with and the
-    request id when it could be read. ``response_id`` is set instead when the bad message was
-    recognizably a response (it has ``result`` or ``error``): that is never answered, but the
-    request it answers can be failed."""
-
-    def __init__(
-        self,
-        code: int,
-        message: str,
-        id: RequestId | None = None,
-        data: Any = UNSET,
-        *,
-        response_id: RequestId | None = None,
-    ) -> None:
-        super().__init__(code, message, data)
-        self.id = id
-        self.response_id = response_id
-
-    def to_error(self) -> ErrorObject:
-        return ErrorObject(self.code, self.message, self.data)
-
-    def __repr__(self) -> str:
-        return f"WireError({self.code}, {self.message!r}, id={self.id!r})"
-
-
 class _Envelope(msgspec.Struct, omit_defaults=True):
     # msgspec.Raw() as a plain default (not ``Raw | None``) decodes an object, a null and an
     # absent member alike, and an absent member stays empty.
@@ -170,34 +113,8 @@ class _Envelope(msgspec.Struct, omit_defaults=True):
     error: ErrorObject | UnsetType = UNSET
 
 
-class _OutRequest(msgspec.Struct, omit_defaults=True):
-    jsonrpc: str
-    id: RequestId
-    method: str
-    params: Any = UNSET
-
-
-class _OutNotification(msgspec.Struct, omit_defaults=True):
-    jsonrpc: str
-    method: str
-    params: Any = UNSET
-
-
-class _OutResult(msgspec.Struct):
-    jsonrpc: str
-    id: RequestId
-    result: Any
-
-
-class _OutError(msgspec.Struct):
-    jsonrpc: str
-    id: RequestId | UnsetType | None
-    error: ErrorObject
-
-
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 _RAW_ITEMS = msgspec.json.Decoder(list[Raw])
-_ENCODER = msgspec.json.Encoder()
 _PATH = re.compile(r"`\$")
 _WHITESPACE = b" \t\r\n"
 
@@ -270,80 +187,6 @@ def _check_utf8(data: bytes | bytearray | memoryview) -> None:
 
 def _first_byte(data: bytes | bytearray | memoryview | Raw) -> bytes:
     return bytes(data).lstrip(_WHITESPACE)[:1]
-
-
-class SalvagedId(NamedTuple):
-    """What :func:`salvage_id` could read of a message that does not decode."""
-
-    id: RequestId | None
-    """The top-level ``id`` when it is an integer or a well-formed string, else ``None``."""
-    response: bool
-    """The message has a top-level ``result`` or ``error`` and no ``method``: a response,
-    which is never answered; the request it answers can be failed instead."""
-
-
-# A JSON string (escapes skipped whole, so an escaped quote does not end it), or a lone quote
-# where one starts that never ends: nothing after that can be read.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|"', re.DOTALL)
-_COLON = re.compile(rb"[ \t\r\n]*:[ \t\r\n]*")
-_ID_VALUE = re.compile(rb'-?(?:0|[1-9][0-9]*)(?=[ \t\r\n]*[,}])|"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_ID_DECODER = msgspec.json.Decoder(int | str)
-# How much of a message salvage_id reads: it runs in Python, so a hostile message must not
-# make the error path slow (16 KiB take it about 10 ms at worst, a message of only quotes).
-# SDKs send the envelope members first; an id that comes after 16 KiB of params is not read.
-SALVAGE_MAX_BYTES = 16 * 1024
-
-
-def salvage_id(data: bytes | bytearray | memoryview | Raw, max_bytes: int = SALVAGE_MAX_BYTES) -> SalvagedId:
-    """The id of a message msgspec would not decode (not JSON, not UTF-8, nested too deeply,
-    holding a lone surrogate, of the wrong shape), so that the error can name the request,
-    or the pending request a broken response answers can be failed at once.
-
-    Only the error path calls this. It reads the members of the top-level object within the
-    first ``max_bytes`` bytes, without recursion and without decoding the rest: strings are
-    skipped with a regular expression and the brackets between them counted. The id is read
-    when it is an integer (``-?[0-9]+``) or a string that decodes; anything else (``null``, a
-    float, a boolean, invalid UTF-8 or a lone surrogate inside it) is no id.
-    """
-    raw = bytes(memoryview(data)[:max_bytes])
-    start = len(raw) - len(raw.lstrip(_WHITESPACE))
-    if raw[start : start + 1] != b"{":
-        return SalvagedId(None, False)
-    ident: RequestId | None = None
-    has_method = has_outcome = False
-    depth, pos = 1, start + 1
-    count = raw.count
-    for match in _STRING.finditer(raw, pos):
-        found = match.start()
-        if found != pos:
-            depth += count(b"{", pos, found) + count(b"[", pos, found)
-            depth -= count(b"}", pos, found) + count(b"]", pos, found)
-        pos = match.end()
-        if depth < 1 or pos - found == 1:
-            break  # the object ended, or a string that never does (or is cut off) began
-        if depth > 1:
-            continue
-        colon = _COLON.match(raw, pos)
-        if colon is None:
-            continue  # a value, not a member name
-        name = match.group()
-        if b"\\" in name:  # an escaped name (rare): decode it to compare
-            try:
-                name = b'"' + msgspec.json.decode(name, type=str).encode() + b'"'
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeEncodeError):
-                continue
-        if name == b'"id"':
-            value = _ID_VALUE.match(raw, colon.end())
-            if value is not None:
-                try:
-                    ident = _ID_DECODER.decode(value.group())
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    ident = None
-        elif name == b'"method"':
-            has_method = True
-        elif name in (b'"result"', b'"error"'):
-            has_outcome = True
-    return SalvagedId(ident, has_outcome and not has_method)
 
 
 def _parse_error(
@@ -648,38 +491,11 @@ class Codec:
             raise WireError(INTERNAL_ERROR, f"Invalid result: {_TOO_DEEP}", message.id) from None
 
     # -- encoding ---------------------------------------------------------------------------
+    # The functions of mcpbind.protocol.encode themselves, named on the codec: no call between.
 
-    @staticmethod
-    def encode_request(id: RequestId, method: str, params: Any = UNSET) -> bytes:
-        """A request; ``params`` is a struct, a mapping, ``msgspec.Raw`` or ``UNSET`` (an empty
-        ``Raw``, params that were absent where they were received, is left out too)."""
-        if type(params) is Raw and not params:
-            params = UNSET
-        return _ENCODER.encode(_OutRequest("2.0", id, method, params))
-
-    @staticmethod
-    def encode_notification(method: str, params: Any = UNSET) -> bytes:
-        """A notification; ``params`` as for :meth:`encode_request`."""
-        if type(params) is Raw and not params:
-            params = UNSET
-        return _ENCODER.encode(_OutNotification("2.0", method, params))
-
-    @staticmethod
-    def encode_result(id: RequestId, result: Any) -> bytes:
-        return _ENCODER.encode(_OutResult("2.0", id, result))
-
-    @staticmethod
-    def encode_error(id: RequestId | UnsetType | None, code: int, message: str, data: Any = UNSET) -> bytes:
-        """An error response. Pass ``None`` when the request's id is unknown: JSON-RPC 2.0 asks
-        for ``"id": null`` and peers (rmcp among them) reject a missing id; ``UNSET`` leaves the
-        member out, for forwarding a message that had none."""
-        return _ENCODER.encode(_OutError("2.0", id, ErrorObject(code, message, data)))
-
-    @staticmethod
-    def encode_wire_error(error: WireError) -> bytes:
-        return _ENCODER.encode(_OutError("2.0", error.id, error.to_error()))
-
-    @staticmethod
-    def encode_batch(messages: list[bytes]) -> bytes:
-        """Join already-encoded messages into one JSON array (batch-capable versions only)."""
-        return b"[" + b",".join(messages) + b"]"
+    encode_request = staticmethod(encode.encode_request)
+    encode_notification = staticmethod(encode.encode_notification)
+    encode_result = staticmethod(encode.encode_result)
+    encode_error = staticmethod(encode.encode_error)
+    encode_wire_error = staticmethod(encode.encode_wire_error)
+    encode_batch = staticmethod(encode.encode_batch)

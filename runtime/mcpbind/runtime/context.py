@@ -10,8 +10,8 @@ from msgspec import UNSET
 from mcpbind import types
 from mcpbind.protocol.envelope import Envelope
 from mcpbind.protocol.errors import INVALID_REQUEST, McpError
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec, ToClient, ToServer
-from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.access import current_access_token
 from mcpbind.runtime.rounds import ASKING_METHODS, Rounds
 

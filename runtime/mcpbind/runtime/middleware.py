@@ -43,8 +43,8 @@ from typing import Any, Generic, Protocol, TypeVar, cast, final, overload
 
 from mcpbind.protocol.envelope import params_meta
 from mcpbind.protocol.errors import METHOD_NOT_FOUND, McpError
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
-from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.context import RequestContext
 
 __all__ = [

@@ -16,8 +16,8 @@ import anyio
 from mcpbind import fastpath
 from mcpbind.protocol.connection import Connection, ErrorReceived, ProgressReceived, ResponseReceived
 from mcpbind.protocol.errors import CONNECTION_CLOSED, REQUEST_TIMEOUT, McpError
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.methods import NotificationSpec, RequestSpec
-from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.batching import request_batcher
 from mcpbind.runtime.deadlines import Deadlines, ProgressCallback, Waiter
 from mcpbind.transports.base import RelatedSender, Transport, features, nowait_sender, related_sender

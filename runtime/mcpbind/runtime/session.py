@@ -44,8 +44,8 @@ from mcpbind.protocol.connection import (
 )
 from mcpbind.protocol.envelope import params_meta
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.stateless import MRTR_METHODS
-from mcpbind.protocol.wire import RequestId
 from mcpbind.runtime.context import LOG_LEVELS as LOG_LEVELS
 from mcpbind.runtime.context import ClientContext, RequestContext, ServerContext, require_logging, sends_logs
 from mcpbind.runtime.handlers import HANDLED_BY_SESSION, HandlerRegistry, NotificationHandler, RequestHandler

@@ -15,7 +15,8 @@ import anyio.abc
 from mcpbind import fastpath
 from mcpbind.protocol.connection import Event, RequestReceived
 from mcpbind.protocol.errors import INVALID_REQUEST
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.jsonrpc import RequestId
+from mcpbind.protocol.wire import Codec
 from mcpbind.runtime.handlers import RequestHandler
 from mcpbind.runtime.sender import Sender
 from mcpbind.transports.base import MessageTooLarge

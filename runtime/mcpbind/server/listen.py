@@ -47,9 +47,10 @@ from mcpbind.protocol.errors import (
     McpError,
     MissingRequiredClientCapabilityError,
 )
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.task_listen import ListenFilter
 from mcpbind.protocol.tasks import NOTIFICATIONS_TASKS, TASKS_EXTENSION
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.wire import Codec
 from mcpbind.runtime.context import RequestContext
 from mcpbind.versions import LATEST_VERSION, schema_for
 

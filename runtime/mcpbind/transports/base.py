@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",

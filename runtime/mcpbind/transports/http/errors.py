@@ -8,7 +8,8 @@ from typing import Any, Final
 
 from msgspec import UNSET
 
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.jsonrpc import RequestId
+from mcpbind.protocol.wire import Codec
 from mcpbind.transports.http._asgi import Headers, Send
 
 __all__ = [

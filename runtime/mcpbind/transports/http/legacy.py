@@ -74,7 +74,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.transports.http._asgi import (
     Message as Message,  # the ASGI event type, importable from here as before
 )

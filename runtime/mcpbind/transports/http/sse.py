@@ -28,7 +28,7 @@ from typing import Final
 import anyio
 import anyio.lowlevel
 
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 
 __all__ = [
     "CLOSE",

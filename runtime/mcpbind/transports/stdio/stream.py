@@ -18,7 +18,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import checkpoint_if_cancelled
 
 from mcpbind.fastpath import new_lock
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.stdio.fdio import (
     PIPE_BUF,

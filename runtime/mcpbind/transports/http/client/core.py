@@ -19,8 +19,9 @@ import httpx
 from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.peek import Peeked
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.wire import Codec
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE, MessageTooLarge
 from mcpbind.transports.http.client.auth_time import request_time_limit
 from mcpbind.transports.http.client.errors import Failure

@@ -8,8 +8,9 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.peek import Peeked, peek
-from mcpbind.protocol.wire import RequestId, salvage_id
+from mcpbind.protocol.salvage import salvage_id
 
 __all__ = [
     "cancelled_request",

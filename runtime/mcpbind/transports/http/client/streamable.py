@@ -87,8 +87,9 @@ from mcpbind.protocol.errors import (
     REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.peek import Peeked
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.wire import Codec
 from mcpbind.transports.base import DEFAULT_MAX_MESSAGE_SIZE
 from mcpbind.transports.http.client.core import EVENT_STREAM, JSON, SESSION_HEADER
 from mcpbind.transports.http.client.errors import Failure, HTTPTransportError

@@ -21,7 +21,7 @@ import anyio
 import httpx
 
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.transports.base import MessageTooLarge
 from mcpbind.transports.http.client.core import EVENT_STREAM, SESSION_HEADER, TransportCore
 from mcpbind.transports.http.client.errors import Failure

@@ -35,8 +35,8 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.peek import peek
-from mcpbind.protocol.wire import RequestId
 from mcpbind.store.base import Store
 from mcpbind.store.errors import StoreUnavailable
 from mcpbind.transports.http.server.sessions import SessionState, SessionTable

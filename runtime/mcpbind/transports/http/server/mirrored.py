@@ -22,8 +22,8 @@ from msgspec import UNSET
 
 from mcpbind.protocol.envelope import PROTOCOL_VERSION
 from mcpbind.protocol.errors import HEADER_MISMATCH, INVALID_PARAMS
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.peek import PeekedRequest
-from mcpbind.protocol.wire import RequestId
 from mcpbind.transports.http.errors import HttpError
 from mcpbind.transports.http.header_values import decode_header_value
 from mcpbind.transports.http.param_headers import ParamHeader, argument_at, param_headers, render_argument

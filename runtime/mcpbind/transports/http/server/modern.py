@@ -42,8 +42,9 @@ from mcpbind.protocol.errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.peek import PeekedRequest, peek_request
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.wire import Codec
 from mcpbind.runtime.session import Spawn
 from mcpbind.transports.http._asgi import Headers, Receive, Send
 from mcpbind.transports.http.disconnect import Flag, cancel_on_disconnect

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import anyio
 
 from mcpbind.protocol.errors import INTERNAL_ERROR
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.runtime.session import Spawn
 from mcpbind.store.errors import StoreUnavailable
 from mcpbind.transports.http._asgi import Headers, Receive, Send

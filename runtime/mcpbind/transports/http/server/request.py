@@ -10,8 +10,9 @@ from typing import Final
 import msgspec
 
 from mcpbind.protocol.errors import INVALID_REQUEST, PARSE_ERROR
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.protocol.peek import Peeked, peek
-from mcpbind.protocol.wire import RequestId, salvage_id
+from mcpbind.protocol.salvage import salvage_id
 from mcpbind.transports.http.body import BodyProgress
 from mcpbind.transports.http.errors import HttpError
 

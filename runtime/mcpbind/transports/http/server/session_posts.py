@@ -14,7 +14,7 @@ import anyio
 from msgspec import UnsetType
 
 from mcpbind.protocol.errors import INVALID_REQUEST
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.runtime.session import Session
 from mcpbind.transports.http._asgi import Headers, Receive, Send
 from mcpbind.transports.http.errors import SESSION_NOT_FOUND, HttpError, send_empty

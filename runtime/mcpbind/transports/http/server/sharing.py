@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.store.base import Store
 from mcpbind.transports.http.endpoint import ServerEndpoint
 from mcpbind.transports.http.events import EventStore

@@ -9,7 +9,7 @@ import anyio
 from msgspec import UnsetType
 
 from mcpbind.protocol.connection import Connection, Delivery
-from mcpbind.protocol.wire import RequestId
+from mcpbind.protocol.jsonrpc import RequestId
 from mcpbind.runtime.session import Spawn
 from mcpbind.transports.http._asgi import Receive, Send
 from mcpbind.transports.http.endpoint import ServerEndpoint

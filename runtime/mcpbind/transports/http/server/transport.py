@@ -26,7 +26,8 @@ import anyio
 import anyio.lowlevel
 
 from mcpbind.protocol.errors import INTERNAL_ERROR
-from mcpbind.protocol.wire import Codec, RequestId
+from mcpbind.protocol.jsonrpc import RequestId
+from mcpbind.protocol.wire import Codec
 from mcpbind.transports.http._asgi import Headers, Send
 from mcpbind.transports.http.errors import RETRY_AFTER, SESSION_NOT_FOUND
 from mcpbind.transports.http.events import EventStore
