@@ -11,6 +11,7 @@ from mcpbind import McpError, types
 from mcpbind.protocol.connection import (
     Connection,
     Phase,
+    Reply,
     RequestReceived,
     ResponseReceived,
     SessionReady,
@@ -114,9 +115,26 @@ def test_initialize_twice_is_refused() -> None:
     assert side.protocol_version == "2025-06-18"
 
 
-def test_a_client_does_not_accept_initialize() -> None:
-    answer = reply(client().receive(initialize_request(NEWEST)))
-    assert answer["error"] == {"code": METHOD_NOT_FOUND, "message": "Method not found: initialize"}
+@pytest.mark.parametrize("ready", [False, True], ids=["new", "ready"])
+def test_a_client_answers_initialize_with_method_not_found_and_carries_on(ready: bool) -> None:
+    side = client()
+    if ready:
+        handshake(server(), side, NEWEST)
+    before = phase(side)
+    (event,) = side.receive(initialize_request(NEWEST, id=7))
+    assert isinstance(event, Reply) and event.id == 7
+    assert json.loads(event.data) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": METHOD_NOT_FOUND, "message": "Method not found: initialize"},
+    }
+    assert phase(side) is before and side.protocol_version == (NEWEST if ready else None)
+    # Nothing of it was kept: the client's own handshake (or its next request) goes as before.
+    if ready:
+        side.start_request(types.methods.TOOLS_LIST, types.PaginatedRequestParams())
+    else:
+        handshake(server(), side, NEWEST)
+        assert phase(side) is Phase.READY
 
 
 def test_the_client_side_of_the_handshake() -> None:

@@ -263,14 +263,6 @@ def test_notifications_go_out_as_given() -> None:
 # -- what may be sent -----------------------------------------------------------------------------
 
 
-def test_each_side_sends_only_its_own_requests() -> None:
-    server_side, client_side = _ready_client()
-    with pytest.raises(McpError, match="A client does not send roots/list"):
-        client_side.start_request(methods.ROOTS_LIST, types.RequestParams())
-    with pytest.raises(McpError, match="A server does not send tools/list"):
-        server_side.start_request(methods.TOOLS_LIST, types.PaginatedRequestParams())
-
-
 def _server_for(capabilities: types.ClientCapabilities, **options: object) -> Connection:
     return ready_server("2025-11-25", capabilities, **options)
 
