@@ -234,3 +234,21 @@ def test_resource_not_found_is_invalid_params_at_the_stateless_version_only() ->
     received(session.receive(request(1, "resources/read", {"uri": "test://x"}, meta=None)))
     data = session.respond_error(1, missing)
     assert data is not None and json.loads(data)["error"]["code"] == RESOURCE_NOT_FOUND
+
+
+def test_an_answered_stateless_request_frees_its_id() -> None:
+    side = server()
+    for fails in (True, False):
+        received(side.receive(request(1, "tools/list")))
+        assert side.envelope_of(1) is not None
+        if fails:
+            answer = side.respond_error(1, McpError(INVALID_PARAMS, "no"))
+        else:
+            answer = side.respond(1, side.spec_of("tools/list"), types.ListToolsResult(tools=[]))
+        assert answer is not None
+        assert side.envelope_of(1) is None
+    received(side.receive(request(1, "tools/list")))
+    # A request refused for its envelope never took the id.
+    refused = reply(side.receive(request(2, "tools/list", meta={PROTOCOL_VERSION: "1999-01-01"})))
+    assert refused["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    received(side.receive(request(2, "tools/list")))
