@@ -114,6 +114,23 @@ def test_a_retry_brings_its_answers_and_state() -> None:
 
 
 @pytest.mark.parametrize(
+    ("params", "responses", "state"),
+    [
+        ({"inputResponses": {"e": {"action": "cancel"}}}, {"e": {"action": "cancel"}}, None),
+        ({"requestState": "s2"}, None, "s2"),
+        ({"arguments": {"note": "requestState"}}, None, None),  # the word alone is no retry
+    ],
+    ids=["answers-only", "state-only", "neither"],
+)
+def test_a_retry_may_bring_its_answers_or_its_state_alone(
+    params: dict[str, Any], responses: Any, state: Any
+) -> None:
+    event = received(server().receive(request(3, "tools/call", {"name": "ask", **params})))
+    assert event.envelope is not None
+    assert (event.envelope.input_responses, event.envelope.request_state) == (responses, state)
+
+
+@pytest.mark.parametrize(
     ("meta", "says"),
     [
         ({CLIENT_CAPABILITIES: {}}, "protocolVersion']` is missing"),
