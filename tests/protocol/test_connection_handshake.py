@@ -10,6 +10,7 @@ import pytest
 from mcpbind import McpError, types
 from mcpbind.protocol.connection import (
     Connection,
+    ErrorReceived,
     Phase,
     Reply,
     RequestReceived,
@@ -188,6 +189,30 @@ def test_a_client_refuses_a_version_it_does_not_speak() -> None:
     assert refused.value.code == INVALID_REQUEST
     assert "'2099-01-01'" in refused.value.message
     assert side.phase is Phase.INITIALIZING
+
+
+def test_a_refused_initialize_lets_the_client_try_again() -> None:
+    # A client probing which era a server speaks may be refused, and then asks again.
+    side = client()
+    params = types.InitializeRequestParams(
+        protocol_version=NEWEST, capabilities=side.capabilities, client_info=CLIENT_INFO
+    )
+    ident, _ = side.start_request(types.methods.INITIALIZE, params)
+    refusal = {"code": -32602, "message": "Unsupported protocol version", "data": {"supported": ["x"]}}
+    (event,) = side.receive(message(id=ident, error=refusal))
+    assert isinstance(event, ErrorReceived) and event.error.code == -32602
+    assert phase(side) is Phase.NEW
+    again, _ = side.start_request(types.methods.INITIALIZE, params)
+    assert again == ident + 1 and phase(side) is Phase.INITIALIZING
+
+
+def test_an_error_answer_to_another_request_leaves_the_client_ready() -> None:
+    server_side, side = server(), client()
+    handshake(server_side, side, NEWEST)
+    ident, _ = side.start_request(types.methods.TOOLS_LIST, types.PaginatedRequestParams())
+    (event,) = side.receive(message(id=ident, error={"code": -32603, "message": "boom"}))
+    assert isinstance(event, ErrorReceived)
+    assert phase(side) is Phase.READY
 
 
 def test_both_sides_agree_on_the_version() -> None:

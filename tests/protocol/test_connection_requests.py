@@ -125,6 +125,8 @@ def test_a_response_to_an_unknown_id_is_dropped_as_unmatched() -> None:
     error = {"code": -32700, "message": "Parse error"}
     assert side.receive(message(id=None, error=error)) == [UnmatchedResponse(None)]
     assert side.receive(message(id="98", error=error)) == [UnmatchedResponse("98")]
+    # An error answer without an id (2025-11-25 allows it) names no request either.
+    assert side.receive(message(error=error)) == [UnmatchedResponse(None)]
 
 
 def test_a_second_response_to_the_same_id_is_unmatched() -> None:
