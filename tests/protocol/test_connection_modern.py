@@ -269,3 +269,18 @@ def test_an_answered_stateless_request_frees_its_id() -> None:
     refused = reply(side.receive(request(2, "tools/list", meta={PROTOCOL_VERSION: "1999-01-01"})))
     assert refused["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
     received(side.receive(request(2, "tools/list")))
+
+
+def test_the_result_of_a_retry_is_never_cacheable() -> None:
+    # It depends on the answers the retry brought, which are no part of a cache key.
+    side = server(cache_hints={"resources/read": b'"ttlMs":60000,"cacheScope":"public"'})
+    contents = types.ReadResourceResult(contents=[])
+    received(side.receive(request(1, "resources/read", {"uri": "test://x"})))
+    first = result_of(side, 1, "resources/read", contents)
+    assert (first["ttlMs"], first["cacheScope"]) == (60000, "public")
+    received(side.receive(request(2, "resources/read", {"uri": "test://x", "requestState": "s"})))
+    retried = result_of(side, 2, "resources/read", contents)
+    assert (retried["ttlMs"], retried["cacheScope"]) == (0, "private")
+    # A method without hints gets none, retried or not.
+    received(side.receive(request(3, "prompts/get", {"name": "p", "requestState": "s"})))
+    assert "ttlMs" not in result_of(side, 3, "prompts/get", types.GetPromptResult(messages=[]))
