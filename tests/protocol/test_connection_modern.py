@@ -284,3 +284,13 @@ def test_the_result_of_a_retry_is_never_cacheable() -> None:
     # A method without hints gets none, retried or not.
     received(side.receive(request(3, "prompts/get", {"name": "p", "requestState": "s"})))
     assert "ttlMs" not in result_of(side, 3, "prompts/get", types.GetPromptResult(messages=[]))
+
+
+def test_only_the_multi_round_trip_methods_are_retries() -> None:
+    # requestState means nothing to tools/list: an unknown member, ignored; the result stays
+    # cacheable.
+    side = server(cache_hints={"tools/list": b'"ttlMs":60000,"cacheScope":"public"'})
+    event = received(side.receive(request(1, "tools/list", {"requestState": "s", "inputResponses": {}})))
+    assert event.envelope is not None
+    assert (event.envelope.request_state, event.envelope.input_responses) == (None, None)
+    assert result_of(side, 1, "tools/list", types.ListToolsResult(tools=[]))["ttlMs"] == 60000
