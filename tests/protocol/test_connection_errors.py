@@ -97,6 +97,13 @@ def _call(id: bytes, params: bytes) -> bytes:
             id="no-method",
         ),
         pytest.param(
+            b'{"jsonrpc":"2.0"}',
+            None,
+            INVALID_REQUEST,
+            "Invalid request: a message needs `method` (request, notification), `result` or `error`",
+            id="nothing",
+        ),
+        pytest.param(
             b'{"jsonrpc":"2.0","id":10,"method":"ping","result":{}}',
             10,
             INVALID_REQUEST,
