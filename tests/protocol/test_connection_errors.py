@@ -12,7 +12,13 @@ from fnmatch import fnmatchcase
 import pytest
 
 from mcpbind import McpError, types
-from mcpbind.protocol.connection import Connection, ErrorReceived, UnmatchedResponse
+from mcpbind.protocol.connection import (
+    Connection,
+    ErrorReceived,
+    RequestReceived,
+    ResponseReceived,
+    UnmatchedResponse,
+)
 from mcpbind.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -91,11 +97,54 @@ def _call(id: bytes, params: bytes) -> bytes:
             id="no-method",
         ),
         pytest.param(
+            b'{"jsonrpc":"2.0"}',
+            None,
+            INVALID_REQUEST,
+            "Invalid request: a message needs `method` (request, notification), `result` or `error`",
+            id="nothing",
+        ),
+        pytest.param(
             b'{"jsonrpc":"2.0","id":10,"method":"ping","result":{}}',
             10,
             INVALID_REQUEST,
             "Invalid request: a message cannot have both `method` and `result`/`error`",
             id="method-and-result",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":"e","method":"ping","error":{"code":1,"message":"m"}}',
+            "e",
+            INVALID_REQUEST,
+            "Invalid request: a message cannot have both `method` and `result`/`error`",
+            id="method-and-error",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","method":"notifications/initialized","result":{}}',
+            None,
+            INVALID_REQUEST,
+            "Invalid request: a message cannot have both `method` and `result`/`error`",
+            id="notification-and-result",
+        ),
+        # A result no request can be told from: invalid, not taken for an answer and dropped.
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":null,"result":{}}',
+            None,
+            INVALID_REQUEST,
+            "Invalid request: a result response needs a string or integer `$.id`",
+            id="result-id-null",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","result":{}}',
+            None,
+            INVALID_REQUEST,
+            "Invalid request: a result response needs a string or integer `$.id`",
+            id="result-id-absent",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":14,"method":"tools/list","x":"\xff"}',
+            14,
+            PARSE_ERROR,
+            "Parse error: invalid UTF-8 at byte 52",
+            id="utf-8-unread-member",
         ),
         pytest.param(
             b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
@@ -153,7 +202,8 @@ def _call(id: bytes, params: bytes) -> bytes:
 def test_a_message_that_cannot_be_accepted_gets_the_exact_error(
     data: bytes, id: int | str | None, code: int, text: str
 ) -> None:
-    answer = reply(ready_server("2025-06-18").receive(data))
+    side = ready_server("2025-06-18")
+    answer = reply(side.receive(data))
     assert set(answer) == {"jsonrpc", "id", "error"}
     assert answer["jsonrpc"] == "2.0"
     assert answer["id"] == id
@@ -161,6 +211,11 @@ def test_a_message_that_cannot_be_accepted_gets_the_exact_error(
     # "*" stands for msgspec's own words (which say where the JSON broke).
     assert fnmatchcase(answer["error"]["message"], text), answer["error"]["message"]
     assert set(answer["error"]) == {"code", "message"}
+    # The connection goes on, and the id of the refused request was never taken: it can be
+    # used again at once.
+    again = 100 if id is None else id
+    (event,) = side.receive(message(id=again, method="tools/list"))
+    assert event == RequestReceived(again, "tools/list", types.PaginatedRequestParams())
 
 
 def test_errors_are_answered_before_initialization_too() -> None:
@@ -178,7 +233,10 @@ def test_errors_are_answered_before_initialization_too() -> None:
     ids=["unknown", "invalid-params", "wrong-type"],
 )
 def test_a_bad_notification_is_never_answered(data: bytes) -> None:
-    assert ready_server("2025-06-18").receive(data) == []
+    side = ready_server("2025-06-18")
+    assert side.receive(data) == []
+    (event,) = side.receive(message(id=1, method="tools/list"))
+    assert isinstance(event, RequestReceived)
 
 
 def test_a_batch_where_the_version_has_them_gets_one_answer_per_member() -> None:
@@ -221,6 +279,28 @@ def test_a_result_that_does_not_fit_fails_the_request_naming_the_path() -> None:
     assert event.error.code == INTERNAL_ERROR
     assert event.error.message.startswith("Invalid result: ")
     assert "`result.tools[0].name`" in event.error.message
+    # The request is over: a second answer matches nothing, and the next request is answered.
+    assert not side.awaits_response(ident)
+    assert side.receive(message(id=ident, result={"tools": []})) == [UnmatchedResponse(ident)]
+    after, _ = side.start_request(types.methods.TOOLS_LIST, types.PaginatedRequestParams())
+    assert side.receive(message(id=after, result={"tools": []})) == [
+        ResponseReceived(after, types.ListToolsResult(tools=[]))
+    ]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b'{"jsonrpc":"2.0","id":null,"result":{"tools":[]}}', b'{"jsonrpc":"2.0","result":{"tools":[]}}'],
+    ids=["null", "absent"],
+)
+def test_a_result_without_an_id_is_refused_and_the_request_still_waits(data: bytes) -> None:
+    side, ident = _client_waiting()
+    answer = reply(side.receive(data))
+    assert (answer["id"], answer["error"]["code"]) == (None, INVALID_REQUEST)
+    assert side.awaits_response(ident)
+    assert side.receive(message(id=ident, result={"tools": []})) == [
+        ResponseReceived(ident, types.ListToolsResult(tools=[]))
+    ]
 
 
 def test_an_error_response_fails_the_request_with_its_code_message_and_data() -> None:
@@ -229,6 +309,8 @@ def test_an_error_response_fails_the_request_with_its_code_message_and_data() ->
     (event,) = side.receive(message(id=ident, error=error))
     assert isinstance(event, ErrorReceived) and type(event.error) is McpError
     assert (event.error.code, event.error.message, event.error.data) == (-32002, "gone", {"uri": "x:1"})
+    assert not side.awaits_response(ident)
+    assert side.receive(message(id=ident, error=error)) == [UnmatchedResponse(ident)]
 
 
 def test_url_elicitation_required_is_its_own_exception() -> None:

@@ -10,7 +10,9 @@ import pytest
 from mcpbind import McpError, types
 from mcpbind.protocol.connection import (
     Connection,
+    ErrorReceived,
     Phase,
+    Reply,
     RequestReceived,
     ResponseReceived,
     SessionReady,
@@ -114,9 +116,26 @@ def test_initialize_twice_is_refused() -> None:
     assert side.protocol_version == "2025-06-18"
 
 
-def test_a_client_does_not_accept_initialize() -> None:
-    answer = reply(client().receive(initialize_request(NEWEST)))
-    assert answer["error"] == {"code": METHOD_NOT_FOUND, "message": "Method not found: initialize"}
+@pytest.mark.parametrize("ready", [False, True], ids=["new", "ready"])
+def test_a_client_answers_initialize_with_method_not_found_and_carries_on(ready: bool) -> None:
+    side = client()
+    if ready:
+        handshake(server(), side, NEWEST)
+    before = phase(side)
+    (event,) = side.receive(initialize_request(NEWEST, id=7))
+    assert isinstance(event, Reply) and event.id == 7
+    assert json.loads(event.data) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": METHOD_NOT_FOUND, "message": "Method not found: initialize"},
+    }
+    assert phase(side) is before and side.protocol_version == (NEWEST if ready else None)
+    # Nothing of it was kept: the client's own handshake (or its next request) goes as before.
+    if ready:
+        side.start_request(types.methods.TOOLS_LIST, types.PaginatedRequestParams())
+    else:
+        handshake(server(), side, NEWEST)
+        assert phase(side) is Phase.READY
 
 
 def test_the_client_side_of_the_handshake() -> None:
@@ -170,6 +189,30 @@ def test_a_client_refuses_a_version_it_does_not_speak() -> None:
     assert refused.value.code == INVALID_REQUEST
     assert "'2099-01-01'" in refused.value.message
     assert side.phase is Phase.INITIALIZING
+
+
+def test_a_refused_initialize_lets_the_client_try_again() -> None:
+    # A client probing which era a server speaks may be refused, and then asks again.
+    side = client()
+    params = types.InitializeRequestParams(
+        protocol_version=NEWEST, capabilities=side.capabilities, client_info=CLIENT_INFO
+    )
+    ident, _ = side.start_request(types.methods.INITIALIZE, params)
+    refusal = {"code": -32602, "message": "Unsupported protocol version", "data": {"supported": ["x"]}}
+    (event,) = side.receive(message(id=ident, error=refusal))
+    assert isinstance(event, ErrorReceived) and event.error.code == -32602
+    assert phase(side) is Phase.NEW
+    again, _ = side.start_request(types.methods.INITIALIZE, params)
+    assert again != ident and phase(side) is Phase.INITIALIZING
+
+
+def test_an_error_answer_to_another_request_leaves_the_client_ready() -> None:
+    server_side, side = server(), client()
+    handshake(server_side, side, NEWEST)
+    ident, _ = side.start_request(types.methods.TOOLS_LIST, types.PaginatedRequestParams())
+    (event,) = side.receive(message(id=ident, error={"code": -32603, "message": "boom"}))
+    assert isinstance(event, ErrorReceived)
+    assert phase(side) is Phase.READY
 
 
 def test_both_sides_agree_on_the_version() -> None:

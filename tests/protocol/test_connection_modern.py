@@ -114,6 +114,23 @@ def test_a_retry_brings_its_answers_and_state() -> None:
 
 
 @pytest.mark.parametrize(
+    ("params", "responses", "state"),
+    [
+        ({"inputResponses": {"e": {"action": "cancel"}}}, {"e": {"action": "cancel"}}, None),
+        ({"requestState": "s2"}, None, "s2"),
+        ({"arguments": {"note": "requestState"}}, None, None),  # the word alone is no retry
+    ],
+    ids=["answers-only", "state-only", "neither"],
+)
+def test_a_retry_may_bring_its_answers_or_its_state_alone(
+    params: dict[str, Any], responses: Any, state: Any
+) -> None:
+    event = received(server().receive(request(3, "tools/call", {"name": "ask", **params})))
+    assert event.envelope is not None
+    assert (event.envelope.input_responses, event.envelope.request_state) == (responses, state)
+
+
+@pytest.mark.parametrize(
     ("meta", "says"),
     [
         ({CLIENT_CAPABILITIES: {}}, "protocolVersion']` is missing"),
@@ -234,3 +251,46 @@ def test_resource_not_found_is_invalid_params_at_the_stateless_version_only() ->
     received(session.receive(request(1, "resources/read", {"uri": "test://x"}, meta=None)))
     data = session.respond_error(1, missing)
     assert data is not None and json.loads(data)["error"]["code"] == RESOURCE_NOT_FOUND
+
+
+def test_an_answered_stateless_request_frees_its_id() -> None:
+    side = server()
+    for fails in (True, False):
+        received(side.receive(request(1, "tools/list")))
+        assert side.envelope_of(1) is not None
+        if fails:
+            answer = side.respond_error(1, McpError(INVALID_PARAMS, "no"))
+        else:
+            answer = side.respond(1, side.spec_of("tools/list"), types.ListToolsResult(tools=[]))
+        assert answer is not None
+        assert side.envelope_of(1) is None
+    received(side.receive(request(1, "tools/list")))
+    # A request refused for its envelope never took the id.
+    refused = reply(side.receive(request(2, "tools/list", meta={PROTOCOL_VERSION: "1999-01-01"})))
+    assert refused["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    received(side.receive(request(2, "tools/list")))
+
+
+def test_the_result_of_a_retry_is_never_cacheable() -> None:
+    # It depends on the answers the retry brought, which are no part of a cache key.
+    side = server(cache_hints={"resources/read": b'"ttlMs":60000,"cacheScope":"public"'})
+    contents = types.ReadResourceResult(contents=[])
+    received(side.receive(request(1, "resources/read", {"uri": "test://x"})))
+    first = result_of(side, 1, "resources/read", contents)
+    assert (first["ttlMs"], first["cacheScope"]) == (60000, "public")
+    received(side.receive(request(2, "resources/read", {"uri": "test://x", "requestState": "s"})))
+    retried = result_of(side, 2, "resources/read", contents)
+    assert (retried["ttlMs"], retried["cacheScope"]) == (0, "private")
+    # A method without hints gets none, retried or not.
+    received(side.receive(request(3, "prompts/get", {"name": "p", "requestState": "s"})))
+    assert "ttlMs" not in result_of(side, 3, "prompts/get", types.GetPromptResult(messages=[]))
+
+
+def test_only_the_multi_round_trip_methods_are_retries() -> None:
+    # requestState means nothing to tools/list: an unknown member, ignored; the result stays
+    # cacheable.
+    side = server(cache_hints={"tools/list": b'"ttlMs":60000,"cacheScope":"public"'})
+    event = received(side.receive(request(1, "tools/list", {"requestState": "s", "inputResponses": {}})))
+    assert event.envelope is not None
+    assert (event.envelope.request_state, event.envelope.input_responses) == (None, None)
+    assert result_of(side, 1, "tools/list", types.ListToolsResult(tools=[]))["ttlMs"] == 60000

@@ -24,6 +24,7 @@ from mcpbind.protocol.connection import (
 )
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcpbind.protocol.methods import RequestSpec
+from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.protocol.connections import client, handshake, message, ready_server, reply, server
 
 methods = types.methods
@@ -124,6 +125,8 @@ def test_a_response_to_an_unknown_id_is_dropped_as_unmatched() -> None:
     error = {"code": -32700, "message": "Parse error"}
     assert side.receive(message(id=None, error=error)) == [UnmatchedResponse(None)]
     assert side.receive(message(id="98", error=error)) == [UnmatchedResponse("98")]
+    # An error answer without an id (2025-11-25 allows it) names no request either.
+    assert side.receive(message(error=error)) == [UnmatchedResponse(None)]
 
 
 def test_a_second_response_to_the_same_id_is_unmatched() -> None:
@@ -160,6 +163,20 @@ def test_a_request_is_answered_once() -> None:
     assert side.respond(2, spec, result) is None  # never received
 
 
+def test_an_error_answer_frees_the_requests_id() -> None:
+    # Once answered, a request's id is the peer's to use again: the connection keeps nothing of
+    # the requests that failed (nor of those whose error data could not be sent).
+    side = ready_server("2025-11-25")
+    call = message(id=5, method="tools/call", params={"name": "x"})
+    for error in [McpError(INTERNAL_ERROR, "boom"), McpError(INTERNAL_ERROR, "boom", object())] * 2:
+        (event,) = side.receive(call)
+        assert isinstance(event, RequestReceived) and event.id == 5
+        assert side.respond_error(5, error) is not None
+        assert side.respond_error(5, error) is None  # no longer in flight
+    (event,) = side.receive(call)
+    assert isinstance(event, RequestReceived)
+
+
 def test_a_forgotten_request_takes_no_response() -> None:
     _, side = _ready_client()
     ident, _ = side.start_request(methods.PING, types.RequestParams())
@@ -181,6 +198,30 @@ def test_the_peer_cancelling_a_request_in_flight_is_an_event() -> None:
     side.abandon(7)
     assert side.respond(7, side.spec_of("tools/call"), types.CallToolResult(content=[])) is None
     assert side.receive(cancel) == []
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+def test_the_reason_of_a_cancellation_reaches_the_peer_both_ways(version: str) -> None:
+    server_side, client_side = (
+        server(),
+        client(types.ClientCapabilities(roots=types.ClientCapabilitiesRoots())),
+    )
+    handshake(server_side, client_side, version)
+    # The client cancels its request to the server...
+    ident, request = client_side.start_request(methods.TOOLS_CALL, types.CallToolRequestParams(name="slow"))
+    assert isinstance(server_side.receive(request)[0], RequestReceived)
+    cancel = client_side.cancel(ident, "user quit")
+    assert cancel is not None and server_side.receive(cancel) == [CancelRequested(ident, "user quit")]
+    # ...and the server its request to the client.
+    ident, request = server_side.start_request(methods.ROOTS_LIST, types.RequestParams())
+    assert isinstance(client_side.receive(request)[0], RequestReceived)
+    cancel = server_side.cancel(ident, "no longer needed")
+    assert cancel is not None and client_side.receive(cancel) == [CancelRequested(ident, "no longer needed")]
+    # Without a reason, none arrives.
+    ident, request = server_side.start_request(methods.ROOTS_LIST, types.RequestParams())
+    client_side.receive(request)
+    cancel = server_side.cancel(ident)
+    assert cancel is not None and client_side.receive(cancel) == [CancelRequested(ident, None)]
 
 
 def test_cancelling_an_unknown_or_finished_request_is_ignored() -> None:
@@ -227,8 +268,37 @@ def test_a_request_asking_for_progress_carries_its_id_as_the_token() -> None:
     params = types.CallToolRequestParams(name="long", meta={"trace": "t1"})
     ident, data = side.start_request(methods.TOOLS_CALL, params, progress=True)
     assert json.loads(data)["params"] == {"name": "long", "_meta": {"trace": "t1", "progressToken": ident}}
-    ident, data = side.start_request(methods.TOOLS_CALL, types.CallToolRequestParams(name="short"))
-    assert json.loads(data)["params"] == {"name": "short"}
+    # Params in any form a caller (or a proxy, forwarding them as received) may give.
+    ident, data = side.start_request(
+        methods.TOOLS_CALL, {"name": "d", "_meta": {"trace": "t2"}}, progress=True
+    )
+    assert json.loads(data)["params"] == {"name": "d", "_meta": {"trace": "t2", "progressToken": ident}}
+    raw = msgspec.Raw(b'{"name":"r","_meta":{"trace":"t3"}}')
+    ident, data = side.start_request(methods.TOOLS_CALL, raw, progress=True)
+    assert json.loads(data)["params"] == {"name": "r", "_meta": {"trace": "t3", "progressToken": ident}}
+    ident, data = side.start_request(methods.PING, msgspec.Raw(b""), progress=True)
+    assert json.loads(data)["params"] == {"_meta": {"progressToken": ident}}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        types.CallToolRequestParams(name="short"),
+        types.CallToolRequestParams(name="short", meta={"trace": "t1"}),
+        {"name": "short", "_meta": {"trace": "t1"}},
+        msgspec.Raw(b'{"name":"short","_meta":{"trace":"t1"}}'),
+    ],
+    ids=["struct", "struct-meta", "mapping", "raw"],
+)
+def test_a_plain_request_carries_no_progress_token(params: Any) -> None:
+    _, side = _ready_client()
+    for _, data in (
+        side.start_request(methods.TOOLS_CALL, params),
+        side.start_request(methods.TOOLS_CALL, params, progress=False),
+    ):
+        assert b"progressToken" not in data
+        sent = json.loads(data)["params"]
+        assert sent["name"] == "short" and sent.get("_meta", {"trace": "t1"}) == {"trace": "t1"}
 
 
 def test_progress_notifications_are_events_with_their_token() -> None:
@@ -261,14 +331,6 @@ def test_notifications_go_out_as_given() -> None:
 
 
 # -- what may be sent -----------------------------------------------------------------------------
-
-
-def test_each_side_sends_only_its_own_requests() -> None:
-    server_side, client_side = _ready_client()
-    with pytest.raises(McpError, match="A client does not send roots/list"):
-        client_side.start_request(methods.ROOTS_LIST, types.RequestParams())
-    with pytest.raises(McpError, match="A server does not send tools/list"):
-        server_side.start_request(methods.TOOLS_LIST, types.PaginatedRequestParams())
 
 
 def _server_for(capabilities: types.ClientCapabilities, **options: object) -> Connection:

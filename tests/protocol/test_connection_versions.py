@@ -61,6 +61,30 @@ def test_a_notification_goes_out_as_the_negotiated_version_defines_it() -> None:
     assert json.loads(new)["params"] == {"progressToken": "t", "progress": 1, "message": "half"}
 
 
+def test_a_clients_notification_goes_out_as_the_negotiated_version_defines_it() -> None:
+    # A client reports progress too (on a request the server sent it).
+    progress = types.ProgressNotificationParams(progress_token=4, progress=2, total=3, message="two")
+    for version, expected in [
+        ("2024-11-05", {"progressToken": 4, "progress": 2, "total": 3}),
+        ("2025-03-26", {"progressToken": 4, "progress": 2, "total": 3, "message": "two"}),
+    ]:
+        side = client()
+        handshake(server(), side, version)
+        assert json.loads(side.notification(methods.NOTIFICATIONS_PROGRESS, progress))["params"] == expected
+
+
+def test_a_notification_without_params_or_unknown_to_the_version_goes_as_given() -> None:
+    side = ready_server("2024-11-05")
+    assert side.notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED) == (
+        b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+    )
+    # elicitation/complete came with 2025-11-25: an older version has no type to cut it down
+    # to (whether to send it at all is the sender's call).
+    complete = types.ElicitationCompleteNotificationParams(elicitation_id="e1")
+    data = ready_server("2025-06-18").notification(methods.NOTIFICATIONS_ELICITATION_COMPLETE, complete)
+    assert json.loads(data)["params"] == {"elicitationId": "e1"}
+
+
 def test_a_clients_request_goes_out_as_the_negotiated_version_defines_it() -> None:
     # CallToolRequestParams.task came with 2025-11-25.
     params = types.CallToolRequestParams(name="add", task=types.TaskMetadata(ttl=1000))

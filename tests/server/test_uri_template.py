@@ -264,6 +264,15 @@ def test_expand_encoding() -> None:
     assert UriTemplate("file:///docs/café {x}").expand(x="a") == "file:///docs/caf%C3%A9%20a"
     assert UriTemplate("{x:2}").expand(x="éèà") == "%C3%A9%C3%A8"
     assert UriTemplate("{/x}").expand(x=[]) == ""
+    # A triplet at the very end of the value passes too; one cut short there is a lone '%'.
+    assert UriTemplate("{+x}").expand(x="a%41") == "a%41"
+    assert UriTemplate("{#x}").expand(x="%C3%A9") == "#%C3%A9"
+    assert UriTemplate("{+x}").expand(x="a%4") == "a%254"
+    assert UriTemplate("{+x}").expand(x="a%") == "a%25"
+    assert UriTemplate("{x}").expand(x="a%41") == "a%2541"  # not in simple expansion
+    # After a query, a fragment; the '#' of a query value is encoded.
+    assert UriTemplate("s{?q}{#f}").expand(q="a b#", f="x/y#z") == "s?q=a%20b%23#x/y#z"
+    assert UriTemplate("{;x:3,x}").expand(x="abcdef") == ";x=abc;x=abcdef"
 
 
 def test_expand_errors() -> None:
@@ -302,6 +311,8 @@ def test_expand_errors() -> None:
         ("{var*:3}", 4),
         ("{var:3*}", 4),
         ("x{/a, b}", 5),
+        ("{a%4}", 2),  # a triplet cut short at the end of the name
+        ("{a%4g}", 2),
     ],
 )
 def test_invalid_templates(template: str, position: int) -> None:
@@ -312,6 +323,7 @@ def test_invalid_templates(template: str, position: int) -> None:
 def test_valid_varnames() -> None:
     t = UriTemplate("{a.b,%41_1,X9}")
     assert t.variable_names == ("a.b", "%41_1", "X9")
+    assert UriTemplate("{a%41}").variable_names == ("a%41",)  # a triplet that ends the name
     assert t.expand({"a.b": "1", "%41_1": "2"}) == "1,2"
     assert str(t) == "{a.b,%41_1,X9}"
     assert UriTemplate("{x}") == UriTemplate("{x}")
@@ -422,6 +434,52 @@ MATCH_CASES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("{?var:3}", "?var=valu", None),
     ("{&list*}", "&list=red&list=green", {"list": ["red", "green"]}),
     ("{keys*}", "semi=%3B,dot=.", {"keys": ["semi=;", "dot=."]}),
+    # After a query: a fragment, or text that begins with '#' (a query value stops at the first
+    # '#', RFC 3986 section 3.4; a '#' inside it is encoded, RFC 6570 section 3.2.8).
+    ("s{?q}{#f}", "s?q=a#b", {"q": "a", "f": "b"}),
+    ("s{?q}{#f}", "s#b", {"f": "b"}),
+    ("s{?q}{#f}", "s?q=a%23b#c%20d", {"q": "a#b", "f": "c d"}),
+    ("s{?q}{#f}", "s?q=a#b#c", {"q": "a", "f": "b#c"}),
+    ("s{?q}{#f}", "s?z=1#b", None),
+    ("s{?q}{&r}{#f}", "s?r=2&q=1#z", {"q": "1", "r": "2", "f": "z"}),
+    ("s{?q}#end", "s?q=1#end", {"q": "1"}),
+    ("s{?q}#end", "s#end", {}),
+    ("s{?q}#end", "s?q=1", None),
+    ("s{?q}#end", "s?q=1#end#end", None),
+    ("s{?q}#x{/p}", "s?q=1#x/a", {"q": "1", "p": "a"}),
+    ("s{?q}#x{/p}", "s#x/a", {"p": "a"}),
+    ("s{?q}.json", "s?q=a.json.json", {"q": "a.json"}),  # the final literal ends the URI
+    # Percent-encoded triplets at the end of a value, and ones cut short (kept as they are).
+    ("file:///{+path}", "file:///a%2F", {"path": "a/"}),
+    ("file:///{+path}", "file:///a%C3%A9", {"path": "aé"}),
+    ("file:///{+path}", "file:///a%C3", None),  # invalid UTF-8
+    ("file:///{+path}", "file:///a%2", {"path": "a%2"}),
+    ("file:///{+path}", "file:///%", {"path": "%"}),
+    # A variable used twice takes one value: every occurrence must agree, a prefixed one with
+    # the start of the full value (RFC 6570 expands each occurrence from the same value).
+    ("{x}/{x}", "a/a", {"x": "a"}),
+    ("{x}/{x}", "a/b", None),
+    ("items/{id}{?id}", "items/7?id=7", {"id": "7"}),
+    ("items/{id}{?id}", "items/7?id=8", None),
+    ("{/var,var:1}", "/value/v", {"var": "value"}),
+    ("{/var,var:1}", "/value/x", None),
+    ("{x}/{x:2}", "abc/ab", {"x": "abc"}),
+    ("{x}/{x:2}", "abc/a", None),  # {x:2} of "abc" is "ab"
+    ("{x:1}/{x:3}", "a/abc", {"x": "abc"}),
+    ("{x:1}/{x:3}", "b/abc", None),
+    ("{x:1}/{x}/{x}", "a/ab/ab", {"x": "ab"}),
+    ("{x:1}/{x}/{x}", "a/ab/abc", None),  # the full value is known from the second
+    ("{x:3}/{x}/{x}", "ab/ab/ab", {"x": "ab"}),
+    ("{x:3}/{x}/{x}", "ab/ab/abc", None),
+    # {;x:N}: at most N characters (decoded), "x" alone for the empty string.
+    ("{;hello:5}", ";hello=HelloWorld", None),
+    ("{;hello:5}", ";hello=H%C3%A9llo", {"hello": "Héllo"}),
+    ("{;hello:5}", ";hello", {"hello": ""}),
+    ("{;x:2,y}", ";x=ab;y=1", {"x": "ab", "y": "1"}),
+    ("{;x:2,y}", ";x=abc;y=1", None),
+    ("{;x:2,y}", ";y=1", {"y": "1"}),
+    ("{;x:3,x}", ";x=abc;x=abcdef", {"x": "abcdef"}),
+    ("{;x:3,x}", ";x=abd;x=abcdef", None),
 ]
 
 
@@ -448,6 +506,7 @@ AMBIGUOUS = [
     ("{list*,x}", "the exploded variable 'list*' must be the last"),
     ("{?q}/{x}", "a value of {?q} ends is unclear"),
     ("{;a}{;b}", "whether {;a} is there is unclear"),
+    ("s{?q}x{/p}", "it may contain 'x', which may also begin the text 'x'"),
 ]
 
 

@@ -277,8 +277,8 @@ class Connection:
         return [RequestReceived(ident, method, message.params, envelope)]
 
     def _initialize(self, ident: RequestId, params: types.InitializeRequestParams) -> list[Event]:
-        if self.role != "server":
-            return _refused(ident, INVALID_REQUEST, "A client does not accept initialize")
+        # (Only a server gets here: a client's codec has no initialize to decode, and answers
+        # it "method not found".)
         if self.phase is not Phase.NEW:
             return _refused(ident, INVALID_REQUEST, "The session is already initialized")
         try:

@@ -379,7 +379,7 @@ class Codec:
         raise WireError(
             INVALID_REQUEST,
             "Invalid request: a message needs `method` (request, notification), `result` or `error`",
-            None if isinstance(ident, UnsetType) or ident is None else ident,
+            None if isinstance(ident, UnsetType) else ident,
         )
 
     # -- stage 2: typed params and results --------------------------------------------------

@@ -65,7 +65,7 @@ def _merge(result: MatchResult, prefixed: set[str], spec: VarSpec, value: str | 
             if not is_prefix:
                 prefixed.discard(name)
             return True
-        if is_prefix and old.startswith(value) and spec.prefix is not None and old[: spec.prefix] == value:
+        if spec.prefix is not None and old[: spec.prefix] == value:  # (a prefixed occurrence)
             return True
     return False
 
