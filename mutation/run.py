@@ -1,0 +1,182 @@
+"""Running one group: stage a copy of the repository that mutmut can work in, run mutmut there,
+and keep what it found in mutation/results/<group>.json.
+
+mutmut 3 copies the source root it is given into ``mutants/`` and names every mutant after the
+module path of its file relative to the folder it runs in, with only a ``src/`` prefix dropped.
+mcpbind has two source roots (runtime/ and generated/) joined into one package at import time,
+so mutmut would name the mutants ``runtime.mcpbind...`` while the tests import ``mcpbind...``,
+and find no test for any of them. The stage is therefore the layout of an installed wheel:
+``src/mcpbind`` (runtime/mcpbind with generated/mcpbind merged in), ``tests/`` and a
+pyproject.toml holding the group's ``[tool.mutmut]`` and the pytest options. mcpbind itself is not
+installed in the session, so the tests import the mutated copy.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+from mutation.groups import Group
+from mutation.mutants import module_results
+
+ROOT = Path(__file__).resolve().parent.parent
+# Where each group is staged and run (ignored by git).
+WORK = ROOT / ".mutation"
+RESULTS = ROOT / "mutation" / "results"
+SOURCE_ROOTS = ("runtime", "generated")
+# What the tests import or read besides mcpbind (codegen.pins and the schemas' pins, examples).
+ALSO_COPY = ("codegen", "schema", "examples")
+
+PYPROJECT = """\
+# Written by mutation/run.py for mutmut (`nox -s mutants`); the repository's pytest options.
+[tool.pytest.ini_options]
+pythonpath = ["."]
+addopts = "-ra --strict-markers -p no:cacheprovider"
+xfail_strict = true
+
+[tool.mutmut]
+source_paths = ["src"]
+only_mutate = {only_mutate}
+pytest_add_cli_args_test_selection = {tests}
+pytest_add_cli_args = {pytest_args}
+also_copy = {also_copy}
+use_git_change_detection = false
+"""
+
+
+def resolve_modules(group: Group) -> tuple[list[str], list[str]]:
+    """The group's modules that exist (repository paths, sorted) and the patterns matching none."""
+    present: set[str] = set()
+    missing: list[str] = []
+    for pattern in group.modules:
+        found = [
+            Path(path).relative_to(ROOT).as_posix()
+            for path in glob.glob(str(ROOT / pattern))
+            if Path(path).is_file()
+        ]
+        if not found:
+            missing.append(pattern)
+        present.update(found)
+    return sorted(present), missing
+
+
+def staged_path(module: str) -> str:
+    """runtime/mcpbind/x.py -> src/mcpbind/x.py (the same for generated/)."""
+    root, _, rest = module.partition("/")
+    if root not in SOURCE_ROOTS:
+        raise ValueError(f"{module}: not under a source root {SOURCE_ROOTS}")
+    return f"src/{rest}"
+
+
+def stage(group: Group, modules: list[str], work: Path) -> None:
+    """A fresh copy of the package (both roots merged), the tests and the configuration in ``work``."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    for root in SOURCE_ROOTS:
+        shutil.copytree(ROOT / root / "mcpbind", work / "src" / "mcpbind", ignore=skip, dirs_exist_ok=True)
+    for folder in ("tests", *ALSO_COPY):
+        shutil.copytree(ROOT / folder, work / folder, ignore=skip)
+    # The specification's examples and schemas beside the repository (../shared), found by the
+    # tests and codegen.pins from the folder above the tests' (the stage, as mutmut runs them in
+    # mutants/).
+    shared = ROOT.parent / "shared"
+    if shared.is_dir():
+        (work / "shared").symlink_to(shared, target_is_directory=True)
+    pytest_args = ["-q", *(f"--ignore={path}" for path in group.ignore)]
+    (work / "pyproject.toml").write_text(
+        PYPROJECT.format(
+            only_mutate=json.dumps([staged_path(module) for module in modules]),
+            tests=json.dumps(list(group.tests)),
+            pytest_args=json.dumps(pytest_args),
+            also_copy=json.dumps(list(ALSO_COPY)),
+        ),
+        encoding="utf-8",
+    )
+
+
+def git_revision() -> str:
+    """HEAD's commit, with ``+dirty`` when the mutated folders differ from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", *SOURCE_ROOTS, "tests"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head}+dirty" if dirty else head
+
+
+def run_group(group: Group, *, jobs: int, keep: bool) -> Path:
+    """Stage the group (unless ``keep`` and it was staged before), run mutmut, write its results."""
+    modules, missing = resolve_modules(group)
+    if not modules:
+        raise SystemExit(f"mutants: group {group.name}: none of its modules exist ({missing})")
+    work = WORK / group.name
+    if not (keep and (work / "pyproject.toml").exists()):
+        stage(group, modules, work)
+    mutmut = Path(sys.executable).parent / "mutmut"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    log = work / "mutmut.log"
+    print(f"mutants: {group.name}: {len(modules)} modules, tests {' '.join(group.tests)}; log {log}")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    clock = time.monotonic()
+    with log.open("wb") as output:
+        status = subprocess.run(
+            [str(mutmut), "run", "--max-children", str(jobs)],
+            cwd=work,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            check=False,
+        ).returncode
+    wall = time.monotonic() - clock
+    if status != 0:
+        tail = log.read_bytes()[-3000:].decode("utf-8", "replace")
+        raise SystemExit(f"mutants: mutmut failed in {work} (exit status {status}):\n{tail}")
+    return write_results(group, modules, missing, work, started=started, wall=wall, jobs=jobs)
+
+
+def write_results(
+    group: Group,
+    modules: list[str],
+    missing: list[str],
+    work: Path,
+    *,
+    started: datetime.datetime,
+    wall: float,
+    jobs: int,
+) -> Path:
+    """mutation/results/<group>.json: the counts per module and every mutant not killed."""
+    results = {
+        "group": group.name,
+        "description": group.description,
+        "revision": git_revision(),
+        "started": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "wall_seconds": round(wall),
+        "jobs": jobs,
+        "mutmut": metadata.version("mutmut"),
+        "python": sys.version.split()[0],
+        "tests": list(group.tests),
+        "ignored_tests": list(group.ignore),
+        "missing_modules": missing,
+        "modules": [module_results(work, module, staged_path(module)) for module in modules],
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{group.name}.json"
+    path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
