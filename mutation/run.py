@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 
 from mutation.groups import Group
-from mutation.mutants import module_results
+from mutation.mutants import module_results, survivors
 
 ROOT = Path(__file__).resolve().parent.parent
 # Where each group is staged and run (ignored by git).
@@ -144,11 +144,46 @@ def run_group(group: Group, *, jobs: int, keep: bool) -> Path:
             stderr=subprocess.STDOUT,
             check=False,
         ).returncode
+    if status == 0:
+        status = rerun_survivors(work, modules, mutmut, env, jobs=jobs)
     wall = time.monotonic() - clock
     if status != 0:
         tail = log.read_bytes()[-3000:].decode("utf-8", "replace")
         raise SystemExit(f"mutants: mutmut failed in {work} (exit status {status}):\n{tail}")
     return write_results(group, modules, missing, work, started=started, wall=wall, jobs=jobs)
+
+
+def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str, str], *, jobs: int) -> int:
+    """Test the survivors again, each in a fresh process.
+
+    mutmut forks each mutant's test run from a process that has run the tests once already, so
+    whatever that process holds is not rebuilt for the mutant: a function whose result is cached
+    (``functools.cache``), and everything only it calls, answers from that process's cache and its
+    mutant never runs (codecs.py's tables). The first pass's survivors go through a second in
+    mutmut's fork-server mode with nothing imported ahead, so that every cache starts empty; only
+    what survives both counts.
+    """
+    names = [name for module in modules for name in survivors(work, staged_path(module))]
+    if not names:
+        return 0
+    pyproject = work / "pyproject.toml"
+    first_pass = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(
+        first_pass + 'process_isolation = "forkserver"\nforkserver_warmup = "none"\n', encoding="utf-8"
+    )
+    print(f"mutants: the {len(names)} survivors again, each in a fresh process")
+    try:
+        with (work / "mutmut-survivors.log").open("wb") as output:
+            return subprocess.run(
+                [str(mutmut), "run", "--max-children", str(jobs), *names],
+                cwd=work,
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                check=False,
+            ).returncode
+    finally:
+        pyproject.write_text(first_pass, encoding="utf-8")
 
 
 def write_results(
