@@ -22,6 +22,9 @@ class Group:
     tests: tuple[str, ...]
     # Files among them to leave out (they spawn processes).
     ignore: tuple[str, ...] = ()
+    # Tests to leave out (pytest node ids): those asserting wall-clock limits, which fail under
+    # mutmut's tracing on a loaded machine and stop the run at its clean pass.
+    deselect: tuple[str, ...] = ()
     description: str = ""
 
 
@@ -57,6 +60,7 @@ GROUPS: tuple[Group, ...] = (
         name="uri_template",
         modules=("runtime/mcpbind/server/uri_template/*.py",),
         tests=("tests/server/test_uri_template.py",),
+        deselect=("tests/server/test_uri_template.py::test_hostile_uris_are_matched_in_linear_time",),
         description="RFC 6570 URI templates: parsing, expansion, matching",
     ),
     Group(

@@ -39,7 +39,7 @@ PYPROJECT = """\
 # Written by mutation/run.py for mutmut (`nox -s mutants`); the repository's pytest options.
 [tool.pytest.ini_options]
 pythonpath = ["."]
-addopts = "-ra --strict-markers -p no:cacheprovider"
+addopts = {addopts}
 xfail_strict = true
 
 [tool.mutmut]
@@ -92,8 +92,14 @@ def stage(group: Group, modules: list[str], work: Path) -> None:
     if shared.is_dir():
         (work / "shared").symlink_to(shared, target_is_directory=True)
     pytest_args = ["-q", *(f"--ignore={path}" for path in group.ignore)]
+    # Deselected through the pytest options (not mutmut's, whose change would discard the verdicts
+    # of a run resumed with --keep).
+    addopts = " ".join(
+        ["-ra --strict-markers -p no:cacheprovider", *(f"--deselect={test}" for test in group.deselect)]
+    )
     (work / "pyproject.toml").write_text(
         PYPROJECT.format(
+            addopts=json.dumps(addopts),
             only_mutate=json.dumps([staged_path(module) for module in modules]),
             tests=json.dumps(list(group.tests)),
             pytest_args=json.dumps(pytest_args),
@@ -154,14 +160,16 @@ def run_group(group: Group, *, jobs: int, keep: bool) -> Path:
 
 
 def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str, str], *, jobs: int) -> int:
-    """Test the survivors again, each in a fresh process.
+    """Test the survivors again, each in a process that has not run the tests.
 
     mutmut forks each mutant's test run from a process that has run the tests once already, so
     whatever that process holds is not rebuilt for the mutant: a function whose result is cached
     (``functools.cache``), and everything only it calls, answers from that process's cache and its
     mutant never runs (codecs.py's tables). The first pass's survivors go through a second in
-    mutmut's fork-server mode with nothing imported ahead, so that every cache starts empty; only
-    what survives both counts.
+    mutmut's fork-server mode, forked from a process that has only collected the tests, so that
+    every cache starts empty (nothing in mcpbind fills one on import); only what survives both
+    counts. The time limit is raised for it: a fresh process pays for what the first pass had
+    warm, which is no sign of a mutant looping.
     """
     names = [name for module in modules for name in survivors(work, staged_path(module))]
     if not names:
@@ -169,7 +177,7 @@ def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str,
     pyproject = work / "pyproject.toml"
     first_pass = pyproject.read_text(encoding="utf-8")
     pyproject.write_text(
-        first_pass + 'process_isolation = "forkserver"\nforkserver_warmup = "none"\n', encoding="utf-8"
+        first_pass + 'process_isolation = "forkserver"\ntimeout_constant = 30.0\n', encoding="utf-8"
     )
     print(f"mutants: the {len(names)} survivors again, each in a fresh process")
     try:
@@ -207,7 +215,7 @@ def write_results(
         "mutmut": metadata.version("mutmut"),
         "python": sys.version.split()[0],
         "tests": list(group.tests),
-        "ignored_tests": list(group.ignore),
+        "ignored_tests": [*group.ignore, *group.deselect],
         "missing_modules": missing,
         "modules": [module_results(work, module, staged_path(module)) for module in modules],
     }
