@@ -168,17 +168,14 @@ def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str,
     mutant never runs (codecs.py's tables). The first pass's survivors go through a second in
     mutmut's fork-server mode, forked from a process that has only collected the tests, so that
     every cache starts empty (nothing in mcpbind fills one on import); only what survives both
-    counts. The time limit is raised for it: a fresh process pays for what the first pass had
-    warm, which is no sign of a mutant looping.
+    counts. (The time limits stay: mutmut would discard every verdict of *timeout* on a change.)
     """
     names = [name for module in modules for name in survivors(work, staged_path(module))]
     if not names:
         return 0
     pyproject = work / "pyproject.toml"
     first_pass = pyproject.read_text(encoding="utf-8")
-    pyproject.write_text(
-        first_pass + 'process_isolation = "forkserver"\ntimeout_constant = 30.0\n', encoding="utf-8"
-    )
+    pyproject.write_text(first_pass + 'process_isolation = "forkserver"\n', encoding="utf-8")
     print(f"mutants: the {len(names)} survivors again, each in a fresh process")
     try:
         with (work / "mutmut-survivors.log").open("wb") as output:
