@@ -11,7 +11,7 @@ import os
 
 from mutation.groups import BY_NAME, GROUPS
 from mutation.report import write_report
-from mutation.run import run_group
+from mutation.run import collect_group, run_group
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,13 +30,25 @@ def main(argv: list[str] | None = None) -> None:
         "that was stopped) instead of starting afresh",
     )
     parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="only write the groups' results from their stage in .mutation/ (a run finished by hand "
+        "with mutmut there), then the report; --wall and --note say how it was run",
+    )
+    parser.add_argument("--wall", type=int, default=0, help="with --collect: the run's wall time in seconds")
+    parser.add_argument("--note", default="", help="with --collect: how the run was made, for the report")
+    parser.add_argument(
         "--report-only", action="store_true", help="only rewrite REPORT.md from mutation/results/"
     )
     args = parser.parse_args(argv)
     unknown = [name for name in args.groups if name not in BY_NAME]
     if unknown:
         parser.error(f"unknown groups {unknown}; choose from {list(BY_NAME)}")
-    if not args.report_only:
+    if args.collect:
+        for name in args.groups:
+            path = collect_group(BY_NAME[name], jobs=args.jobs, wall=args.wall, note=args.note)
+            print(f"mutants: wrote {path}")
+    elif not args.report_only:
         if args.nice:
             os.nice(args.nice)
         for group in [BY_NAME[name] for name in args.groups] or list(GROUPS):

@@ -126,6 +126,12 @@ def module_results(work: Path, module: str, staged: str) -> dict[str, Any]:
 
     mutated_source = (work / "mutants" / staged).read_text(encoding="utf-8")
     mutated = functions_by_name(ast.parse(mutated_source))
+    mutated_lines = mutated_source.splitlines()
+
+    def text(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        # From the ``def`` line (not the decorators) to the end; the same indentation for both.
+        return "\n".join(mutated_lines[node.lineno - 1 : node.end_lineno])
+
     lines = definitions(ast.parse((work / staged).read_text(encoding="utf-8")))
     not_detected: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
@@ -138,8 +144,7 @@ def module_results(work: Path, module: str, staged: str) -> dict[str, Any]:
         original_node, mutant_node = mutated.get(f"{mangled}{MUTANT_MARK}orig"), mutated.get(name)
         offset, diff = 0, "(the mutant's function was not found)"
         if original_node is not None and mutant_node is not None:
-            original = ast.get_source_segment(mutated_source, original_node) or ""
-            mutant = ast.get_source_segment(mutated_source, mutant_node) or ""
+            original, mutant = text(original_node), text(mutant_node)
             offset, diff = change(original.replace(original_node.name, name, 1), mutant)
         identity = f"{module_name}:{qualified}: {diff}"
         seen[identity] = seen.get(identity, 0) + 1

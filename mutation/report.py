@@ -36,7 +36,10 @@ read it: mutation/README.md.
 for taking over mutmut's time limit (a mutant that loops forever). *No tests*: no test of the
 group's selection runs the mutated function. *Equivalent*: survivors listed in
 mutation/EQUIVALENT.toml (counted among *survived* too). *Other*: suspicious or not checked.
-The tests are run on the default (fast) path.
+Each mutant runs the tests of the group's selection that reach its function, on the default
+(fast) path; the survivors run again in a process that has not run the tests yet (mutmut forks
+from one that has, whose caches hide the mutants of cached functions such as the codec tables):
+only what survives both is listed.
 """
 
 
@@ -122,6 +125,10 @@ def render(results: list[dict[str, Any]], equivalents: dict[str, str]) -> str:
             f"| {group['group']} | {group['revision']} | {group['started']} | {minutes(group['wall_seconds'])} "
             f"| {group['jobs']} | {', '.join(group['tests'])} | {', '.join(left_out) or '-'} |"
         )
+    notes = [f"- {group['group']}: {group['note']}" for group in results if group.get("note")]
+    if notes:
+        out.append("")
+        out.extend(notes)
     versions = sorted({f"mutmut {group['mutmut']}, Python {group['python']}" for group in results})
     out.append(f"\n{'; '.join(versions)}. Wall time on a shared 2-CPU machine, nice'd: a rough guide.\n")
 

@@ -191,6 +191,16 @@ def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str,
         pyproject.write_text(first_pass, encoding="utf-8")
 
 
+def collect_group(group: Group, *, jobs: int, wall: int, note: str) -> Path:
+    """The results of a group's stage as mutmut left it, without running anything."""
+    modules, missing = resolve_modules(group)
+    work = WORK / group.name
+    started = datetime.datetime.fromtimestamp(
+        (work / "src").stat().st_mtime, datetime.timezone.utc
+    )
+    return write_results(group, modules, missing, work, started=started, wall=wall, jobs=jobs, note=note)
+
+
 def write_results(
     group: Group,
     modules: list[str],
@@ -200,6 +210,7 @@ def write_results(
     started: datetime.datetime,
     wall: float,
     jobs: int,
+    note: str = "",
 ) -> Path:
     """mutation/results/<group>.json: the counts per module and every mutant not killed."""
     results = {
@@ -214,6 +225,7 @@ def write_results(
         "tests": list(group.tests),
         "ignored_tests": [*group.ignore, *group.deselect],
         "missing_modules": missing,
+        "note": note,
         "modules": [module_results(work, module, staged_path(module)) for module in modules],
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
