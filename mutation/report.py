@@ -136,11 +136,16 @@ def render(results: list[dict[str, Any]], equivalents: dict[str, str]) -> str:
     out.append("## Mutants not detected\n")
     out.append(
         "Per module, by line: `file:line` (the function), the verdict when it is not *survived*, "
-        "and the change (`original → mutant`). Equivalent mutants are in the next section.\n"
+        "and the change (`original → mutant`). Equivalent mutants are in the next section; mutants "
+        "not checked (a run stopped early) are only counted.\n"
     )
     for group in results:
         for module in group["modules"]:
-            listed = [mutant for mutant in module["not_detected"] if mutant["identity"] not in equivalents]
+            listed = [
+                mutant
+                for mutant in module["not_detected"]
+                if mutant["identity"] not in equivalents and mutant["status"] != "not checked"
+            ]
             matched.update(mutant["identity"] for mutant in module["not_detected"])
             if not listed:
                 continue

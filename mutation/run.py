@@ -195,9 +195,7 @@ def collect_group(group: Group, *, jobs: int, wall: int, note: str) -> Path:
     """The results of a group's stage as mutmut left it, without running anything."""
     modules, missing = resolve_modules(group)
     work = WORK / group.name
-    started = datetime.datetime.fromtimestamp(
-        (work / "src").stat().st_mtime, datetime.timezone.utc
-    )
+    started = datetime.datetime.fromtimestamp((work / "src").stat().st_mtime, datetime.timezone.utc)
     return write_results(group, modules, missing, work, started=started, wall=wall, jobs=jobs, note=note)
 
 
