@@ -137,7 +137,7 @@ def module_results(work: Path, module: str, staged: str) -> dict[str, Any]:
     seen: dict[str, int] = {}
     for key in sorted(exit_codes, key=_natural):
         status = status_of(exit_codes[key])
-        if status in DETECTED:
+        if status in DETECTED or status == "not checked":
             continue
         module_name, qualified, mangled = split_key(key)
         name = key.rpartition(".")[2]
