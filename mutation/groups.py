@@ -37,6 +37,9 @@ GROUPS: tuple[Group, ...] = (
         name="codec",
         modules=(
             "runtime/mcpbind/protocol/wire.py",
+            "runtime/mcpbind/protocol/jsonrpc.py",
+            "runtime/mcpbind/protocol/salvage.py",
+            "runtime/mcpbind/protocol/encode.py",
             "runtime/mcpbind/protocol/codecs.py",
             "runtime/mcpbind/protocol/envelope.py",
             "runtime/mcpbind/protocol/peek.py",
@@ -49,8 +52,9 @@ GROUPS: tuple[Group, ...] = (
         name="connection",
         modules=(
             "runtime/mcpbind/protocol/connection.py",
-            # Where the connection's version down-conversion moves (issue 9); skipped until then.
+            # The version down-conversion and the may-this-side-send rules, split out of it.
             "runtime/mcpbind/protocol/down_convert.py",
+            "runtime/mcpbind/protocol/send_rules.py",
         ),
         tests=PROTOCOL_TESTS,
         ignore=PROTOCOL_IGNORE,
