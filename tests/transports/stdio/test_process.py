@@ -177,7 +177,7 @@ async def test_shutdown_drains_a_child_blocked_writing() -> None:
     with Watchdog() as dog, anyio.fail_after(10):
         async with spawn_peer("chatty", close_timeout=5, terminate_timeout=0.5) as transport:
             dog.watch(transport)
-            await anyio.sleep(0.2)
+            await wait_ready(transport)  # and it goes on writing, until the pipe is full
             started = time.monotonic()
     assert transport.returncode == 0
     assert time.monotonic() - started < 4
@@ -200,10 +200,10 @@ async def test_shutdown_while_a_send_is_stuck_on_a_full_pipe() -> None:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(send_big)
-                await anyio.sleep(0.1)
+                await anyio.wait_all_tasks_blocked()  # the pipe is full: the send waits
                 started = time.monotonic()
                 await transport.aclose()
-            assert time.monotonic() - started < 2
+            assert time.monotonic() - started < 5  # (0.4 s of timeouts; the watchdog kills at 8 s)
     assert transport.returncode == -signal.SIGKILL
     assert len(errors) == 1
 
