@@ -102,11 +102,15 @@ async def test_runs_starting_together_enter_it_once(anyio_backend: str) -> None:
     events: list[str] = []
     server = build(events)
     results: list[str] = []
+    all_in = anyio.Event()
 
     async def serve_one() -> None:
         async with connected(server) as session:
             results.append(text(await session.call_tool("use")))
-            await anyio.sleep(0.05)
+            if len(results) == 3:
+                all_in.set()
+            with anyio.fail_after(5):
+                await all_in.wait()  # the three runs overlap
 
     async with server.serving():
         async with anyio.create_task_group() as tg:

@@ -85,9 +85,8 @@ async def test_logging_level_filters_messages() -> None:
         await client.set_logging_level("warning")
         await client.call_tool("chatter")
         await client.ping()
-        while len(logs) < 6:
-            await anyio.sleep(0.01)
-        await anyio.sleep(0.05)
+        # The messages came before each call's answer: all of them are handled by now.
+        await client.session.notifications_handled()
     assert logs == ["debug", "info", "warning", "error", "warning", "error"]
 
 
@@ -105,18 +104,21 @@ async def test_removing_a_tool_tells_connected_clients() -> None:
         assert client.server_capabilities.tools.list_changed is True
         assert "temporary" in [t.name for t in await client.all_tools()]
         server.remove_tool("temporary")  # tells connected clients by itself
-        while not changes:
-            await anyio.sleep(0.01)
+        with anyio.fail_after(5):
+            while not changes:
+                await anyio.sleep(0.01)
         assert "temporary" not in [t.name for t in await client.all_tools()]
 
         @server.tool()
         def brand_new() -> str:
             return "new"
 
-        while len(changes) < 2:
-            await anyio.sleep(0.01)
+        with anyio.fail_after(5):
+            while len(changes) < 2:
+                await anyio.sleep(0.01)
         assert "brand_new" in [t.name for t in await client.all_tools()]
         await server.tools_changed()  # an explicit one, for changes made elsewhere
-        while len(changes) < 3:
-            await anyio.sleep(0.01)
+        with anyio.fail_after(5):
+            while len(changes) < 3:
+                await anyio.sleep(0.01)
     assert changes == ["notifications/tools/list_changed"] * 3

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Generator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -251,13 +252,19 @@ async def test_the_get_stream_is_open_before_the_first_request_after_initialize(
     ]
 
 
-async def test_get_405_is_tolerated_and_not_retried() -> None:
+async def test_get_405_is_tolerated_and_not_retried(caplog: pytest.LogCaptureFixture) -> None:
     fake = FakeServer()
+    caplog.set_level(logging.DEBUG, logger="mcpbind.http.client")
     async with connect(fake, reconnect_delay=0.01) as (session, _):
         await fake.wait_for(lambda s: s.method == "GET")
         for _ in range(5):
             await session.ping()
-        await anyio.sleep(0.1)  # time for (wrong) retries, which would come every 10 ms
+        # The GET stream's task has ended (no retry can come after): (wrong) retries, every 10 ms,
+        # would have come before.
+        with anyio.fail_after(TIMEOUT):
+            while "GET stream ended" not in caplog.text:
+                await anyio.sleep(0.01)
+    assert "(HTTP 405)" in caplog.text
     assert [g.status for g in fake.requests("GET")] == [405]
 
 

@@ -80,6 +80,19 @@ def build(gate: Gate, max_concurrent_requests: int = 64) -> Server:
     return server
 
 
+class Arrivals:
+    """An ASGI app, counting the POSTs that reached it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.posts = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            self.posts += 1
+        await self.app(scope, receive, send)
+
+
 def text_of(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
@@ -127,20 +140,23 @@ async def test_calls_past_the_servers_limit_wait_there_and_control_traffic_goes_
     # still answers at once, and a quick call is sent (the server runs it once a place frees).
     gate = Gate()
     results: dict[int, str] = {}
-    async with connected(StreamableHTTPApp(build(gate))) as session:
+    app = Arrivals(StreamableHTTPApp(build(gate)))
+    async with connected(app) as session:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(call_all, session, results)
             await gate.wait_until(lambda: gate.started == 64)
-            await anyio.sleep(0.5)  # the rest arrive and queue
+            # The rest arrive and queue (after initialize and notifications/initialized).
+            await gate.wait_until(lambda: app.posts == 2 + CALLS)
             with anyio.fail_after(DEADLINE):
                 await session.ping()
+            assert gate.started == 64
             quick: list[str] = []
 
             async def call_quick() -> None:
                 quick.append(text_of(await session.call_tool("quick", {})))
 
             tasks.start_soon(call_quick)
-            await anyio.sleep(0.2)
+            await gate.wait_until(lambda: app.posts == 2 + CALLS + 2)  # (the ping, the quick call)
             gate.open.set()
         assert quick == ["quick"]
         assert results == {n: f"done {n}" for n in range(CALLS)}
@@ -176,10 +192,11 @@ async def test_a_limit_of_requests_in_flight_holds_calls_but_not_pings_or_cancel
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(call_all, session, results, 30)
             await gate.wait_until(lambda: gate.started == 10)
-            await anyio.sleep(0.3)
-            assert gate.started == 10  # the other 20 wait on the client
+            # The ping is answered; the other 20 calls, sent before it if at all, wait on the client
+            # (the server would start each at once).
             with anyio.fail_after(DEADLINE):
                 await session.ping()
+            assert gate.started == 10
             gate.open.set()
         assert len(results) == 30
         assert gate.most == 10

@@ -231,12 +231,16 @@ async def test_slow_reader_is_bounded(asgi_server: ServerName) -> None:
             reader = EventReader(response)
             await reader.next()  # priming
             await reader.next_message()
-            await anyio.sleep(0.3)  # not reading: the server can only queue a few
+            # Not reading: the server queues a few events, then holds the handler back.
             state = next(iter(app.sessions.values()))
             (stream,) = state.transport._streams.values()
-            assert not stream.finished  # the handler is held back
-            assert stream._queue is not None
-            assert len(stream._queue) <= 4
+            with anyio.fail_after(20):
+                while stream._queue is None or len(stream._queue) < 4:
+                    await anyio.sleep(0.01)
+            for _ in range(20):  # and there it stays, however long nobody reads
+                await anyio.sleep(0.01)
+                assert not stream.finished
+                assert stream._queue is not None and len(stream._queue) <= 4
             assert store.size <= 1 << 20
             got = 1
             while True:

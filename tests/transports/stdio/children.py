@@ -24,8 +24,11 @@ ECHO_SERVER = ROOT / "examples" / "echo_server.py"
 SESSION_SERVER = ROOT / "tests" / "peers" / "session_server.py"
 SCRIPTED_SERVER = ROOT / "tests" / "peers" / "scripted_server.py"
 
-TEST_TIMEOUT = 30.0  # the most a whole test may take
+TEST_TIMEOUT = 60.0  # the most a whole test may take
 REPLY_TIMEOUT = 5.0  # the most one expected message may take
+# The most the first message may take: it waits for the child's start-up (Python, mcpbind's imports,
+# coverage under `nox -s tests`), which takes seconds on a loaded machine.
+START_TIMEOUT = 30.0
 
 INITIALIZE = json.dumps(
     {
@@ -72,14 +75,16 @@ class Raw:
         self.transport = transport
         self.reply_timeout = reply_timeout
         self._pings = 0
+        self._started = False  # a message came: the child has started
 
     async def send(self, *lines: bytes) -> None:
         for line in lines:
             await self.transport.send(line)
 
     async def receive(self) -> dict[str, Any]:
-        with anyio.fail_after(self.reply_timeout):
+        with anyio.fail_after(self.reply_timeout if self._started else START_TIMEOUT):
             line = await self.transport.receive()
+        self._started = True
         message = json.loads(line)
         assert isinstance(message, dict), line
         return message

@@ -5,8 +5,8 @@ Modes:
 * ``echo``: echo each stdin line to stdout; ``!env NAME`` answers the variable's value, ``!cwd``
   the working directory. Exits 0 at the end of stdin.
 * ``exit CODE``: exit at once with CODE, reading nothing.
-* ``chatty``: write 2 MB to stdout (blocking until it is read), then read stdin to its end and
-  exit 0.
+* ``chatty``: print ``ready``, write 2 MB to stdout (blocking until it is read), then read stdin
+  to its end and exit 0.
 * ``stubborn``: ignore SIGTERM, print ``ready``, then sleep without ever reading stdin.
 * ``server BACKEND MAX_SIZE``: an echo server on ``mcpbind.transports.stdio.stdio_server_transport`` run by
   ``anyio.run`` on BACKEND; answers ``TOO_LARGE`` for a line over MAX_SIZE and goes on. Exits 0
@@ -34,6 +34,7 @@ def echo() -> None:
 
 
 def chatty() -> None:
+    sys.stdout.buffer.write(b"ready\n")
     sys.stdout.buffer.write(b"x" * 2_000_000 + b"\n")
     sys.stdout.buffer.flush()
     for _ in sys.stdin.buffer:

@@ -100,12 +100,13 @@ async def test_pipe_a_send_waiting_on_a_full_pipe_leaves_the_event_loop_running(
     # then a reader thread drains it and every byte arrives, in order.
     big = b"".join(b"%07d," % i for i in range(100_000))  # 800 KB, distinct content
     ticks = 0
+    turned = threading.Event()  # the loop went on for 10 turns while the send waited
     drained = bytearray()
-    with crossed_pipes() as pipes, anyio.fail_after(10):
+    with crossed_pipes() as pipes, anyio.fail_after(20):
         async with pipe_transports(pipes) as (a, _):
 
             def drain_later() -> None:
-                time.sleep(0.3)
+                turned.wait(5)
                 while len(drained) < len(big) + 1:
                     chunk = os.read(pipes.b_in, 1 << 16)
                     if not chunk:
@@ -124,9 +125,11 @@ async def test_pipe_a_send_waiting_on_a_full_pipe_leaves_the_event_loop_running(
                 tg.start_soon(send_big)
                 while not sent.is_set():
                     ticks += 1
+                    if ticks == 10:
+                        turned.set()
                     await anyio.sleep(0.01)
             await anyio.to_thread.run_sync(reader.join, 5)
-    assert ticks >= 10  # the loop went on during the 0.3 s the pipe was full
+    assert ticks >= 10  # the loop went on while the pipe was full
     assert bytes(drained) == big + b"\n"
 
 
@@ -183,9 +186,15 @@ async def test_pipe_receive_waits_without_blocking_the_loop(fd_mode: str) -> Non
     # The descriptor is not non-blocking: a wake-up for data that was already read must not
     # end in a read that blocks the event loop (the next line comes from a thread, later).
     ticks = 0
-    with crossed_pipes() as pipes, anyio.fail_after(10):
+    turned = threading.Event()  # the loop went on for 10 turns while the second receive waited
+    with crossed_pipes() as pipes, anyio.fail_after(20):
         async with pipe_transports(pipes) as (a, b):
-            writer = threading.Timer(0.3, lambda: os.write(pipes.a_out, b'{"n":2}\n'))
+
+            def write_later() -> None:
+                turned.wait(5)
+                os.write(pipes.a_out, b'{"n":2}\n')
+
+            writer = threading.Thread(target=write_later, daemon=True)
             got: list[bytes] = []
 
             async def receive_two() -> None:
@@ -197,10 +206,13 @@ async def test_pipe_receive_waits_without_blocking_the_loop(fd_mode: str) -> Non
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive_two)
-                await anyio.sleep(0.05)
+                await anyio.wait_all_tasks_blocked()  # the first receive waits
                 await a.send(b'{"n":1}')
                 while len(got) < 2:
-                    ticks += 1
+                    if got:
+                        ticks += 1
+                        if ticks == 10:
+                            turned.set()
                     await anyio.sleep(0.01)
             writer.join()
     assert got == [b'{"n":1}', b'{"n":2}']
@@ -289,7 +301,7 @@ async def test_pipe_aclose_wakes_a_waiting_receive(fd_mode: str) -> None:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
-                await anyio.sleep(0.05)
+                await anyio.wait_all_tasks_blocked()  # the receive waits
                 await a.aclose()
             assert outcome == [anyio.ClosedResourceError]
 
@@ -351,7 +363,7 @@ async def test_pipe_aclose_lets_a_send_in_progress_end(fd_mode: str) -> None:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(send_big)
-                await anyio.sleep(0.05)  # the pipe is full: the send waits for the reader
+                await anyio.wait_all_tasks_blocked()  # the pipe is full: the send waits for the reader
                 tg.start_soon(read)
                 await a.aclose()
             assert errors == []

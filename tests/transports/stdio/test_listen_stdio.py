@@ -80,13 +80,14 @@ async def test_a_change_made_on_the_pipe_arrives_on_the_listen_stream(
             "resourceSubscriptions": [WATCHED_URI, "test://static-text"],
         }
 
-        # A tool added by a call on the same pipe, while the stream is open: within a second.
+        # A tool added by a call on the same pipe, while the stream is open: promptly (a few
+        # seconds on a loaded machine; a lost notification fails the receive at REPLY_TIMEOUT).
         start = anyio.current_time()
         await raw.send(modern(1, "tools/call", name="test_add_tool"))
         others, answer = await until(raw, 1)
         while not others:
             others.append(await raw.receive())
-        assert anyio.current_time() - start < 1.0
+        assert anyio.current_time() - start < 4.0
         assert answer["result"]["content"][0]["text"] == "Added tool test_added_tool_1"
         assert others == [
             {"jsonrpc": "2.0", "method": TOOLS_CHANGED, "params": {"_meta": {SUBSCRIPTION_ID: "listen-1"}}}

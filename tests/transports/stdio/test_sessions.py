@@ -361,27 +361,31 @@ async def test_cancel_right_behind_the_request(server_backend: str, tmp_path: Pa
         SESSION_SERVER, "--backend", server_backend, "--max-pending", str(pending), "--marker", str(marker)
     ) as raw:
         await raw.initialize()
+
+        async def until_every_started_handler_is_cancelled() -> None:
+            with anyio.fail_after(REPLY_TIMEOUT):
+                while True:
+                    seen = marks(marker)
+                    started = sorted(line for line in seen if line.startswith("started"))
+                    stopped = sorted(
+                        line.replace("cancelled", "started") for line in seen if line.startswith("cancelled")
+                    )
+                    if started == stopped:
+                        break
+                    await anyio.sleep(0.01)
+            # A cancelled handler stays pending until its task has run its cancellation, a few
+            # scheduler ticks after its mark: a ping's round trip gives the server those.
+            assert await raw.exchange() == []
+
         # Five rounds of 8: far more cancelled requests than the server lets be pending at once,
-        # so one left behind as pending would show as a "too many requests" error below. A
-        # cancelled handler stays pending until its task has run its cancellation (a few
-        # scheduler ticks, well under the pause between rounds).
+        # so one left behind as pending would show as a "too many requests" error below.
         for round in range(5):
             ids = range(100 + 10 * round, 108 + 10 * round)
             lines = [line for i in ids for line in (call(i, "slow", seconds=30), cancelled(i))]
             assert await raw.exchange(*lines) == []
-            await anyio.sleep(0.1)
+            await until_every_started_handler_is_cancelled()
         # Every handler that started was cancelled; none finished.
-        with anyio.fail_after(REPLY_TIMEOUT):
-            while True:
-                seen = marks(marker)
-                started = sorted(line for line in seen if line.startswith("started"))
-                stopped = sorted(
-                    line.replace("cancelled", "started") for line in seen if line.startswith("cancelled")
-                )
-                if started == stopped:
-                    break
-                await anyio.sleep(0.01)
-        assert not any(line.startswith("finished") for line in seen)
+        assert not any(line.startswith("finished") for line in marks(marker))
         # As many requests as may be pending, all at once: all answered.
         ids = range(1000, 1000 + pending)
         answers = await raw.exchange(*(call(i, "slow", seconds=0.1) for i in ids), answers=pending)
@@ -486,8 +490,8 @@ async def test_server_crash_fails_pending_calls_promptly(server_backend: str) ->
                 with anyio.fail_after(REPLY_TIMEOUT), pytest.raises(McpError) as info:
                     await session.call_tool("crash")
                 assert info.value.code == CONNECTION_CLOSED
-            # Both pending calls failed, at once, with CONNECTION_CLOSED.
-            assert anyio.current_time() - started < 2.0
+            # Both pending calls failed, at once (not after the slow call's 30 s), with CONNECTION_CLOSED.
+            assert anyio.current_time() - started < 10.0
             assert [error.code for error in slow_error] == [CONNECTION_CLOSED]
             # The session knows it is closed: new requests fail at once.
             assert session.session.closed
@@ -518,7 +522,7 @@ async def test_client_closing_stdin_mid_call_ends_the_server(server_backend: str
     # close_timeout is 10 s: had the server not exited on its own (the running calls cancelled
     # once its grace period of 0.5 s after the end of input was over), it would have been
     # signalled.
-    assert anyio.current_time() - closing < 0.5 + 2.0
+    assert anyio.current_time() - closing < 0.5 + 5.0
     assert raw.transport.returncode == 0
     assert sorted(marks(marker)) == ["cancelled 1", "cancelled 2", "started 1", "started 2"]
     assert "Traceback" not in stderr.read_text()
@@ -546,12 +550,12 @@ async def test_client_vanishing_ends_the_server(server_backend: str, tmp_path: P
             await raw.send(call(1, "slow", seconds=0.2), call(2, "slow", seconds=30))
             await wait_for_mark(marker, "started 2")
             await transport._receive_stream.aclose()
-            await anyio.sleep(0.4)  # call 1 finishes and its answer meets a closed pipe
+            await wait_for_mark(marker, "finished 1")  # and its answer meets a closed pipe
             await transport._send_stream.aclose()
             closing = anyio.current_time()
             with anyio.fail_after(REPLY_TIMEOUT):
                 returncode = await transport.process.wait()
-            assert anyio.current_time() - closing < 2.0
+            assert anyio.current_time() - closing < 5.0  # (not the 10 s grace period)
             assert returncode == 0
     seen = marks(marker)
     assert sorted(seen) == ["cancelled 2", "finished 1", "started 1", "started 2"]
