@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpbind import types
@@ -21,6 +22,7 @@ from mcpbind.protocol.envelope import (
 )
 from mcpbind.protocol.errors import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -294,3 +296,89 @@ def test_only_the_multi_round_trip_methods_are_retries() -> None:
     assert event.envelope is not None
     assert (event.envelope.request_state, event.envelope.input_responses) == (None, None)
     assert result_of(side, 1, "tools/list", types.ListToolsResult(tools=[]))["ttlMs"] == 60000
+
+
+# -- refusals: each answers the id of the request it refuses, with the exact error ----------------
+
+
+def test_an_id_in_flight_is_refused_to_a_second_stateless_request() -> None:
+    side = server()
+    received(side.receive(request(8, "tools/list")))
+    answer = reply(side.receive(request(8, "tools/list")))
+    assert (answer["id"], answer["error"]) == (
+        8,
+        {"code": INVALID_REQUEST, "message": "Request id 8 is already in use"},
+    )
+
+
+def test_initialize_on_a_stateless_connection_names_the_versions() -> None:
+    side = server()
+    received(side.receive(request(1, "server/discover")))
+    answer = reply(side.receive(initialize_request("2025-06-18", id=9)))
+    assert answer["id"] == 9
+    assert answer["error"] == {
+        "code": UNSUPPORTED_PROTOCOL_VERSION,
+        "message": "This connection serves the stateless protocol; initialize is not accepted on it",
+        "data": {"supported": list(SUPPORTED_VERSIONS), "requested": "2025-06-18"},
+    }
+
+
+def test_initialize_with_the_stateless_envelope_is_not_found() -> None:
+    # On a new connection as on one that already served a stateless request.
+    side = server()
+    for ident in (10, 11):
+        params = msgspec.to_builtins(
+            types.InitializeRequestParams(
+                protocol_version="2025-06-18",
+                capabilities=types.ClientCapabilities(),
+                client_info=types.Implementation(name="c", version="1"),
+            )
+        )
+        answer = reply(side.receive(request(ident, "initialize", params)))
+        assert (answer["id"], answer["error"]) == (
+            ident,
+            {
+                "code": METHOD_NOT_FOUND,
+                "message": f"Method not found: initialize is not part of protocol version {MODERN}",
+            },
+        )
+        received(side.receive(request(ident + 10, "tools/list")))
+
+
+def test_a_dropped_method_and_a_bad_envelope_answer_the_request() -> None:
+    side = server()
+    answer = reply(side.receive(request(12, "logging/setLevel", {"level": "info"})))
+    assert (answer["id"], answer["error"]) == (
+        12,
+        {
+            "code": METHOD_NOT_FOUND,
+            "message": "Method not found: logging/setLevel is not part of the stateless protocol",
+        },
+    )
+    answer = reply(side.receive(request(13, "tools/list", meta={**META, PROTOCOL_VERSION: "2099-01-01"})))
+    assert (answer["id"], answer["error"]["code"]) == (13, UNSUPPORTED_PROTOCOL_VERSION)
+
+
+@pytest.mark.parametrize("params", [{"requestState": 5}, {"inputResponses": ["not", "an", "object"]}])
+def test_a_malformed_retry_is_invalid_params(params: dict[str, Any]) -> None:
+    side = server()
+    answer = reply(side.receive(request(14, "tools/call", {"name": "ask", **params})))
+    assert answer["id"] == 14
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert answer["error"]["message"].startswith("Invalid params: ")
+    # The id was not taken.
+    received(side.receive(request(14, "tools/list")))
+
+
+def test_a_stateless_result_answers_its_request() -> None:
+    side = server()
+    received(side.receive(request(15, "tools/list")))
+    data = side.respond(15, side.spec_of("tools/list"), types.ListToolsResult(tools=[]))
+    assert data is not None and json.loads(data)["id"] == 15
+
+
+def test_a_proxy_keeps_the_params_of_a_stateless_request_as_received() -> None:
+    side = server(raw_params=frozenset({"tools/call"}))
+    event = received(side.receive(request(16, "tools/call", {"name": "t", "arguments": {"a": 1}})))
+    assert type(event.params) is msgspec.Raw
+    assert json.loads(bytes(event.params))["arguments"] == {"a": 1}
