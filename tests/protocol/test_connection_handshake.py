@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from mcpbind import McpError, types
@@ -17,7 +18,7 @@ from mcpbind.protocol.connection import (
     ResponseReceived,
     SessionReady,
 )
-from mcpbind.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND
+from mcpbind.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.protocol.connections import (
     CLIENT_INFO,
@@ -187,8 +188,45 @@ def test_a_client_refuses_a_version_it_does_not_speak() -> None:
     with pytest.raises(McpError) as refused:
         side.initialized(result)
     assert refused.value.code == INVALID_REQUEST
-    assert "'2099-01-01'" in refused.value.message
+    assert refused.value.message == (
+        "The server answered with protocol version '2099-01-01', which this client does not support "
+        f"({', '.join(side.versions)})"
+    )
     assert side.phase is Phase.INITIALIZING
+
+
+def test_a_server_without_instructions_leaves_the_clients_none() -> None:
+    side = client()
+    params = types.InitializeRequestParams(
+        protocol_version=NEWEST, capabilities=side.capabilities, client_info=CLIENT_INFO
+    )
+    side.start_request(types.methods.INITIALIZE, params)
+    side.initialized(
+        types.InitializeResult(
+            protocol_version=NEWEST, capabilities=types.ServerCapabilities(), server_info=SERVER_INFO
+        )
+    )
+    assert side.peer.instructions is None
+
+
+def test_a_server_speaking_only_stateless_versions_refuses_initialize_naming_them() -> None:
+    side = server(versions=("2026-07-28",))
+    answer = reply(side.receive(initialize_request("2025-06-18", id=4)))
+    assert answer["id"] == 4
+    assert answer["error"] == {
+        "code": UNSUPPORTED_PROTOCOL_VERSION,
+        "message": "Unsupported protocol version '2025-06-18'; supported: 2026-07-28",
+        "data": {"supported": ["2026-07-28"], "requested": "2025-06-18"},
+    }
+    assert phase(side) is Phase.NEW
+
+
+def test_a_proxys_session_keeps_the_params_of_its_raw_methods_as_received() -> None:
+    side = server(raw_params=frozenset({"tools/call"}))
+    reply(side.receive(initialize_request("2025-06-18")))
+    assert side.receive(message(method="notifications/initialized")) == [SessionReady()]
+    (event,) = side.receive(message(id=2, method="tools/call", params={"name": "t", "arguments": {"a": 1}}))
+    assert isinstance(event, RequestReceived) and type(event.params) is msgspec.Raw
 
 
 def test_a_refused_initialize_lets_the_client_try_again() -> None:
@@ -251,7 +289,7 @@ def test_a_server_may_skip_the_handshake_at_a_version_it_speaks() -> None:
     assert (side.phase, side.protocol_version) == (Phase.READY, "2025-06-18")
     (event,) = side.receive(message(id=1, method="tools/list"))
     assert isinstance(event, RequestReceived)
-    with pytest.raises(ValueError, match="only a new server connection"):
+    with pytest.raises(ValueError, match=r"^only a new server connection can skip the handshake$"):
         side.assume_ready("2025-06-18")
     with pytest.raises(ValueError, match="unsupported protocol version '2026-07-28'"):
         server().assume_ready("2026-07-28")

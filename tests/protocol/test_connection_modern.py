@@ -192,7 +192,13 @@ def test_a_session_knows_no_stateless_methods() -> None:
     side = ready_server(HANDSHAKE_VERSIONS[0])
     for ident, method in enumerate(["server/discover", "subscriptions/listen"], start=10):
         answer = reply(side.receive(request(ident, method, {"notifications": {}})))
-        assert answer["error"]["code"] == METHOD_NOT_FOUND
+        assert (answer["id"], answer["error"]) == (
+            ident,
+            {
+                "code": METHOD_NOT_FOUND,
+                "message": f"Method not found: {method} is not part of protocol version {HANDSHAKE_VERSIONS[0]}",
+            },
+        )
     # A session's requests are its own even with stateless _meta keys in them.
     event = received(side.receive(request(12, "tools/list")))
     assert event.envelope is None
