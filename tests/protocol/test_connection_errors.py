@@ -272,6 +272,12 @@ def test_a_broken_response_fails_the_request_it_answers() -> None:
     assert side.receive(message(id=ident, result={"tools": []})) == [UnmatchedResponse(ident)]
 
 
+def test_a_broken_response_to_no_request_of_ours_matches_nothing() -> None:
+    side, ident = _client_waiting()
+    assert side.receive(b'{"jsonrpc":"2.0","id":99,"result":{"tools":[') == [UnmatchedResponse(99)]
+    assert side.awaits_response(ident)
+
+
 def test_a_result_that_does_not_fit_fails_the_request_naming_the_path() -> None:
     side, ident = _client_waiting()
     (event,) = side.receive(message(id=ident, result={"tools": [{"name": 5}]}))
@@ -307,7 +313,7 @@ def test_an_error_response_fails_the_request_with_its_code_message_and_data() ->
     side, ident = _client_waiting()
     error = {"code": -32002, "message": "gone", "data": {"uri": "x:1"}}
     (event,) = side.receive(message(id=ident, error=error))
-    assert isinstance(event, ErrorReceived) and type(event.error) is McpError
+    assert isinstance(event, ErrorReceived) and type(event.error) is McpError and event.id == ident
     assert (event.error.code, event.error.message, event.error.data) == (-32002, "gone", {"uri": "x:1"})
     assert not side.awaits_response(ident)
     assert side.receive(message(id=ident, error=error)) == [UnmatchedResponse(ident)]

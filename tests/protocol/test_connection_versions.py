@@ -10,6 +10,7 @@ import pytest
 
 from mcpbind import types
 from mcpbind.protocol.connection import Connection, RequestReceived
+from mcpbind.protocol.encoded import Encoded
 from tests.protocol.connections import client, handshake, message, ready_server, replies, reply, server
 
 methods = types.methods
@@ -50,6 +51,15 @@ def test_members_a_version_lacks_are_dropped_deep_inside_a_result() -> None:
     assert _answer("2025-06-18", "tools/list", {}, listing) == {
         "tools": [{"name": "add", "title": "Add", "inputSchema": {"type": "object"}}]
     }
+
+
+def test_an_encoded_result_goes_out_as_the_negotiated_version_defines_it() -> None:
+    encoded = Encoded.of(RESULT)
+    for version, sent in [
+        ("2025-03-26", {"content": [{"type": "text", "text": "3"}]}),
+        ("2025-11-25", {"content": [{"type": "text", "text": "3"}], "structuredContent": {"sum": 3}}),
+    ]:
+        assert _answer(version, "tools/call", {"name": "add"}, encoded) == sent
 
 
 def test_a_notification_goes_out_as_the_negotiated_version_defines_it() -> None:
