@@ -164,3 +164,13 @@ def test_a_result_unknown_to_an_older_version_or_forwarded_raw_goes_as_given() -
         "content": [],
         "structuredContent": {"sum": 3},
     }
+
+
+def test_the_result_of_a_request_kept_raw_goes_out_as_the_negotiated_version_defines_it() -> None:
+    # A proxy keeps tools/call's params as received; what it answers is still cut down.
+    side = ready_server("2024-11-05", raw_params=frozenset({"tools/call"}))
+    (event,) = side.receive(message(id=1, method="tools/call", params={"name": "add"}))
+    assert isinstance(event, RequestReceived) and type(event.params) is msgspec.Raw
+    data = side.respond(1, side.spec_of("tools/call"), RESULT)
+    assert data is not None
+    assert json.loads(data)["result"] == {"content": [{"type": "text", "text": "3"}]}
