@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from mcpbind import types
 from mcpbind.protocol.connection import Connection, RequestReceived
 from mcpbind.protocol.encoded import Encoded
+from mcpbind.versions import HANDLER_VERSION
 from tests.protocol.connections import client, handshake, message, ready_server, replies, reply, server
 
 methods = types.methods
@@ -140,3 +142,44 @@ def test_batches_are_read_only_from_a_peer_of_the_version_that_has_them() -> Non
     batch = b"[" + message(id=1, method="ping") + b"]"
     assert reply(ready_server("2025-06-18").receive(batch))["error"]["code"] == -32600
     assert replies(ready_server("2025-03-26").receive(batch)) == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
+def test_an_encoded_result_shared_between_sessions_goes_to_each_as_its_version_defines_it() -> None:
+    # One Encoded shared between sessions of different versions: each peer gets its own version
+    # of it (structuredContent came with 2025-06-18), the same every time it is sent.
+    encoded = Encoded.of(RESULT)
+    full = {"content": [{"type": "text", "text": "3"}], "structuredContent": {"sum": 3}}
+    for _ in range(2):
+        assert _answer("2024-11-05", "tools/call", {"name": "add"}, encoded) == {"content": full["content"]}
+        assert _answer("2025-06-18", "tools/call", {"name": "add"}, encoded) == full
+
+
+def test_an_encoded_result_goes_to_a_peer_of_the_handler_version_byte_for_byte() -> None:
+    # Not re-decoded: members no struct defines and the bytes' own layout are kept.
+    data = b'{ "content": [], "vendorExtra": 1 }'
+    side = ready_server(HANDLER_VERSION)
+    side.receive(message(id=1, method="tools/call", params={"name": "add"}))
+    sent = side.respond(1, side.spec_of("tools/call"), Encoded(data))
+    assert sent is not None and data in sent
+
+
+def test_a_result_unknown_to_an_older_version_or_forwarded_raw_goes_as_given() -> None:
+    # tasks/get came with 2025-11-25: nothing to cut its result down to. A result forwarded as
+    # received (msgspec.Raw, a proxy's) is the other side's business.
+    task = {"taskId": "t", "status": "working", "ttl": None, "createdAt": "x", "lastUpdatedAt": "x"}
+    assert _answer("2025-06-18", "tasks/get", {"taskId": "t"}, Encoded.of(task)) == task
+    forwarded = msgspec.Raw(b'{"content":[],"structuredContent":{"sum":3}}')
+    assert _answer("2024-11-05", "tools/call", {"name": "add"}, forwarded) == {
+        "content": [],
+        "structuredContent": {"sum": 3},
+    }
+
+
+def test_the_result_of_a_request_kept_raw_goes_out_as_the_negotiated_version_defines_it() -> None:
+    # A proxy keeps tools/call's params as received; what it answers is still cut down.
+    side = ready_server("2024-11-05", raw_params=frozenset({"tools/call"}))
+    (event,) = side.receive(message(id=1, method="tools/call", params={"name": "add"}))
+    assert isinstance(event, RequestReceived) and type(event.params) is msgspec.Raw
+    data = side.respond(1, side.spec_of("tools/call"), RESULT)
+    assert data is not None
+    assert json.loads(data)["result"] == {"content": [{"type": "text", "text": "3"}]}
