@@ -141,15 +141,7 @@ def run_group(group: Group, *, jobs: int, keep: bool) -> Path:
     print(f"mutants: {group.name}: {len(modules)} modules, tests {' '.join(group.tests)}; log {log}")
     started = datetime.datetime.now(datetime.timezone.utc)
     clock = time.monotonic()
-    with log.open("wb") as output:
-        status = subprocess.run(
-            [str(mutmut), "run", "--max-children", str(jobs)],
-            cwd=work,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            check=False,
-        ).returncode
+    status = run_mutmut(mutmut, work, env, log, jobs=jobs)
     if status == 0:
         status = rerun_survivors(work, modules, mutmut, env, jobs=jobs)
     wall = time.monotonic() - clock
@@ -157,6 +149,21 @@ def run_group(group: Group, *, jobs: int, keep: bool) -> Path:
         tail = log.read_bytes()[-3000:].decode("utf-8", "replace")
         raise SystemExit(f"mutants: mutmut failed in {work} (exit status {status}):\n{tail}")
     return write_results(group, modules, missing, work, started=started, wall=wall, jobs=jobs)
+
+
+def run_mutmut(
+    mutmut: Path, work: Path, env: dict[str, str], log: Path, *, jobs: int, names: list[str] | None = None
+) -> int:
+    """``mutmut run`` in ``work`` (of ``names`` only, if given), its output to ``log``; its exit status."""
+    with log.open("wb") as output:
+        return subprocess.run(
+            [str(mutmut), "run", "--max-children", str(jobs), *(names or [])],
+            cwd=work,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            check=False,
+        ).returncode
 
 
 def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str, str], *, jobs: int) -> int:
@@ -178,15 +185,7 @@ def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str,
     pyproject.write_text(first_pass + 'process_isolation = "forkserver"\n', encoding="utf-8")
     print(f"mutants: the {len(names)} survivors again, each in a fresh process")
     try:
-        with (work / "mutmut-survivors.log").open("wb") as output:
-            return subprocess.run(
-                [str(mutmut), "run", "--max-children", str(jobs), *names],
-                cwd=work,
-                env=env,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                check=False,
-            ).returncode
+        return run_mutmut(mutmut, work, env, work / "mutmut-survivors.log", jobs=jobs, names=names)
     finally:
         pyproject.write_text(first_pass, encoding="utf-8")
 
