@@ -145,6 +145,8 @@ def run_group(group: Group, *, jobs: int, keep: bool) -> Path:
     status = run_mutmut(mutmut, work, env, log, jobs=jobs)
     if status == 0:
         status = rerun_survivors(work, modules, mutmut, env, jobs=jobs)
+    if status == 0:
+        status = recheck_timeouts(work, modules, mutmut, env)
     wall = time.monotonic() - clock
     if status != 0:
         tail = log.read_bytes()[-3000:].decode("utf-8", "replace")
@@ -280,6 +282,36 @@ def modules_changed_since(revision: str, modules: list[str]) -> list[str]:
     if result.returncode != 0:
         return [f"git diff failed: {result.stderr.strip()}"]
     return result.stdout.split()
+
+
+# How many times its tests' recorded time (plus a second) a mutant may run when timeouts are
+# re-checked (mutmut's own is 15).
+RECHECK_TIMEOUT_MULTIPLIER = 100
+
+
+def recheck_timeouts(work: Path, modules: list[str], mutmut: Path, env: dict[str, str]) -> int:
+    """Run the mutants that timed out once more, one at a time, with a far longer limit.
+
+    mutmut counts a mutant as detected when its tests run over 15 times their recorded wall time
+    (plus a second). A niced run on a machine busy with other work can starve a mutant that
+    changes nothing that long, and the score would count it. One at a time, in a fresh process and
+    with RECHECK_TIMEOUT_MULTIPLIER, such a mutant finishes and gets its true verdict; one that
+    really loops times out again.
+    """
+    names = [name for module in modules for name in survivors(work, staged_path(module), "timeout")]
+    if not names:
+        return 0
+    print(f"mutants: the {len(names)} that timed out again, one at a time, with a longer limit")
+    pyproject = work / "pyproject.toml"
+    before = pyproject.read_text(encoding="utf-8")
+    isolation = "" if "process_isolation" in before else 'process_isolation = "forkserver"\n'
+    pyproject.write_text(
+        before + isolation + f"timeout_multiplier = {RECHECK_TIMEOUT_MULTIPLIER}\n", encoding="utf-8"
+    )
+    try:
+        return run_mutmut(mutmut, work, env, work / "mutmut-timeouts.log", jobs=1, names=names)
+    finally:
+        pyproject.write_text(before, encoding="utf-8")
 
 
 def collect_group(group: Group, *, jobs: int, wall: int, note: str) -> Path:
