@@ -261,14 +261,38 @@ def test_expand_encoding() -> None:
     assert UriTemplate("{#x}").expand(x="%C3%A9") == "#%C3%A9"
     assert UriTemplate("{+x}").expand(x="a%4") == "a%254"
     assert UriTemplate("{+x}").expand(x="a%") == "a%25"
+    assert UriTemplate("{+x}").expand(x="%G1") == "%25G1"  # the first character after '%' is no hex digit
     assert UriTemplate("{x}").expand(x="a%41") == "a%2541"  # not in simple expansion
     # After a query, a fragment; the '#' of a query value is encoded.
     assert UriTemplate("s{?q}{#f}").expand(q="a b#", f="x/y#z") == "s?q=a%20b%23#x/y#z"
     assert UriTemplate("{;x:3,x}").expand(x="abcdef") == ";x=abc;x=abcdef"
 
 
+def test_named_empty_values_of_exploded_composites() -> None:
+    # {;...} writes an empty value as the name alone, {?...} and {&...} as "name=".
+    keys = {"a": "", "b": "1"}
+    assert UriTemplate("{;keys*}").expand(keys=keys) == ";a;b=1"
+    assert UriTemplate("{?keys*}").expand(keys=keys) == "?a=&b=1"
+    assert UriTemplate("{;list*}").expand(list=["", "x"]) == ";list;list=x"
+    assert UriTemplate("{&list*}").expand(list=["", "x"]) == "&list=&list=x"
+
+
 def test_expand_errors() -> None:
     with pytest.raises(ValueError, match="composite"):
         UriTemplate("{list:2}").expand(list=["a"])
-    with pytest.raises(TypeError):
-        UriTemplate("{x}").expand(x=object())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (object(), "variable 'x': unsupported value type object"),
+        ({"a"}, "variable 'x': unsupported value type set"),
+        ([1, None], "variable 'x': list items must be str, int or float"),
+        ({"a": None}, "variable 'x': mapping keys and values must be str, int or float"),
+        ({"a": "1", None: "2"}, "variable 'x': mapping keys and values must be str, int or float"),
+    ],
+)
+def test_expand_type_errors(value: object, message: str) -> None:
+    with pytest.raises(TypeError) as refused:
+        UriTemplate("{x}").expand(x=value)  # type: ignore[arg-type]
+    assert str(refused.value) == message

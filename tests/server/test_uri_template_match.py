@@ -159,6 +159,43 @@ MATCH_CASES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("{;x:2,y}", ";y=1", {"y": "1"}),
     ("{;x:3,x}", ";x=abc;x=abcdef", {"x": "abcdef"}),
     ("{;x:3,x}", ";x=abd;x=abcdef", None),
+    # A variable exploded in one place and not in another: a list never equals a string.
+    ("{x:1}/{x*}", "a/a,b", None),
+    ("{x}{/x*}", "/", None),
+    ("{x}/{x*}/{+c}", "a/a/b", None),
+    ("{x}/{;x*}/{+c}", "a/;x=a/b", None),
+    # ... but two exploded occurrences agree on equal lists.
+    ("{x*}{/x*}", "a,b/a/b", {"x": ["a", "b"]}),
+    ("{x*}/{;x*}", "a/;x=a", {"x": ["a"]}),
+    ("{;x*}/{x*}", ";x=a/a", {"x": ["a"]}),
+    # A value that does not fit fails the whole match, even when the rest of the URI would
+    # fit what follows it.
+    ("{a}/{b:1}/{+c}", "x/yz/w", None),
+    ("{a}/{b:1}/{+c}", "x/y/w", {"a": "x", "b": "y", "c": "w"}),
+    ("{a}/{.b:1}/{+c}", "x/.yz/w", None),
+    ("{a}/{;x:1}/{+c}", "q/;x=ab/w", None),
+    ("{;x}", ";", None),  # no name
+    ("s{?q}#x{/p}", "s?#x/a", None),  # an empty query
+    ("{q}#x{?q}#x{+c}", "a#x?q=b#xyz", None),
+    # {;...}: names in the template's order, each non-exploded one once.
+    ("{;a,b,c}", ";b=1;b=1", None),
+    ("{;x,y}", ";x=1;x=1", None),
+    ("{;a}/{b}", ";a=1/2", {"a": "1", "b": "2"}),
+    # Exploded query variables: each name gets its own list.
+    ("{?a*,b*}", "?b=1", {"b": ["1"]}),
+    ("{?a*,b*}", "?b=1&a=2&b=3", {"a": ["2"], "b": ["1", "3"]}),
+    # A query group begins with '?' or '&', nothing else.
+    ("search{?q}{&page}", "searchXq=1", None),
+    ("a#{?q}", "a#?q=1", {"q": "1"}),  # a query after a '#' literal
+    # {+var} stops at a '?' (or '#') of a literal later in the template, the final one included,
+    # and only then.
+    ("file:///{+path}?end", "file:///a?b?end", None),
+    ("file:///{+path}?end", "file:///a/b?end", {"path": "a/b"}),
+    ("doc:{+path}#end", "doc:a#b#end", None),
+    ("doc:{+path}#end", "doc:a?b#end", {"path": "a?b"}),
+    ("{+path}/here", "/a?b#c/here", {"path": "/a?b#c"}),
+    ("file:///{+path}{?q}", "file:///aXb?q=1", {"path": "aXb", "q": "1"}),
+    ("file:///{+path}", "file:///a\nb", {"path": "a\nb"}),  # leniently, any character
 ]
 
 

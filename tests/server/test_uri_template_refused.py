@@ -27,6 +27,71 @@ AMBIGUOUS = [
     ("s{?q}x{/p}", "it may contain 'x', which may also begin the text 'x'"),
 ]
 
+# The reasons in full: the character named (the first in a readable order that both sides may
+# have), the step it clashes with (a whole query group), and the wording of each kind of clash.
+REASONS = [
+    # Two values that may contain almost anything: the first character they share is '0'.
+    (
+        "{a}{b}",
+        "where the value of 'a' in {a} ends is unclear: it may contain '0', which may also begin {b} after it",
+    ),
+    # An optional step's first character against a value that may begin with anything.
+    (
+        "{/a}{+b}",
+        "whether {/a} is there is unclear: it is optional and begins with '/', as {+b} after it may",
+    ),
+    # {x,y} begins with a value of x or with ',' (x undefined), never with '/' '?' '#'.
+    (
+        "{/a}{x,y}",
+        "where a value of {/a} ends is unclear: it may contain '0', which may also begin {x,y} after it",
+    ),
+    (
+        "{a,b}{x,y}",
+        "whether {a,b} goes on is unclear: it separates its values with ',', as {x,y} after it may",
+    ),
+    (
+        "{x,y},{z}",
+        "whether {x,y} goes on is unclear: it separates its values with ',', as the text ',' after it may",
+    ),
+    (
+        "{a,b}X{c}",
+        "where the value of 'a' in {a,b} ends is unclear: it may contain 'X', which may also begin the text 'X' after it",
+    ),
+    (
+        "{#a}#{b}",
+        "whether {#a} is there is unclear: it is optional and begins with '#', as the text '#' after it may",
+    ),
+    (
+        "{#list*,x}",
+        "the exploded variable 'list*' must be the last of {#list*,x}, since its items are separated like the variables",
+    ),
+    (
+        "{;a}X{b}",
+        "where a value of {;a} ends is unclear: it may contain 'X', which may also begin the text 'X' after it",
+    ),
+    # A query group begins with '?' or '&': '&' comes first.
+    (
+        "{?q}{&r}{+b}",
+        "whether {?q}{&r} is there is unclear: it is optional and begins with '&', as {+b} after it may",
+    ),
+    (
+        "{a}{?q}{&r}",
+        "where the value of 'a' in {a} ends is unclear: it may contain '&', which may also begin {?q}{&r} after it",
+    ),
+    # What follows a value reaches past the optional steps after it, to the first literal.
+    (
+        "{+a}{?q}x{b}",
+        "where the value of 'a' in {+a} ends is unclear: it may contain 'x', which may also begin the text 'x' after it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("template", "reason"), REASONS)
+def test_refusal_reasons(template: str, reason: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        UriTemplate(template).check_matchable()
+    assert str(refused.value) == f"URI template {template!r} cannot be matched unambiguously: {reason}"
+
 
 @pytest.mark.parametrize(("template", "reason"), AMBIGUOUS)
 def test_ambiguous_templates_are_refused_for_matching(template: str, reason: str) -> None:
