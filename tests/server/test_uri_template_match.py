@@ -176,6 +176,10 @@ MATCH_CASES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("{a}/{;x:1}/{+c}", "q/;x=ab/w", None),
     ("{;x}", ";", None),  # no name
     ("s{?q}#x{/p}", "s?#x/a", None),  # an empty query
+    ("{?q}#x{/p}", "?#x/a", None),
+    # A lone ';' or '?' just before the final literal.
+    ("{;x}.json", ";.json", None),
+    ("{?q}.json", "?.json", None),
     ("{q}#x{?q}#x{+c}", "a#x?q=b#xyz", None),
     # {;...}: names in the template's order, each non-exploded one once.
     ("{;a,b,c}", ";b=1;b=1", None),
