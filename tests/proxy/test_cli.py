@@ -59,6 +59,9 @@ async def test_a_url_served_on_stdio(proxy_url: str, client_era: str) -> None:
             await remote.set_logging_level("info")
         result = await remote.call_tool("countdown", {"start": 3}, progress=on_progress)
         assert result.content[0].text == "liftoff"  # type: ignore[union-attr]
+        # The log messages came before the answer, but their handler runs in the session's own
+        # task, which the answer does not wait for: let it finish before the session closes.
+        await remote.session.notifications_handled()
     assert steps == [1, 2, 3]
     assert logged == [{"countdown": 3}, {"countdown": 2}, {"countdown": 1}]
 
