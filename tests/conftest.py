@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 from collections.abc import Iterator
 
@@ -31,6 +33,24 @@ def pytest_report_header() -> str | None:
     except ImportError:  # nox -s packaging runs its tests before any install of mcpbind
         return None
     return f"mcpbind: the {fastpath.PATH} path ({fastpath.SWITCH}={'1' if fastpath.ENABLED else '0'})"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under `nox -s tests` (coverage.py; the suite in pytest-xdist workers, which coverage
+    measures as Python children): a worker saves its measurement when its tests are done, not
+    at interpreter exit, which a worker may not reach cleanly (killed by xdist at shutdown while
+    a thread some test left behind is still blocked): its whole share of the suite would be
+    missing from the totals."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    try:
+        coverage = importlib.import_module("coverage")
+    except ImportError:
+        return
+    current = coverage.Coverage.current()
+    if current is not None:
+        current.stop()
+        current.save()
 
 
 @pytest.fixture(scope="session")
