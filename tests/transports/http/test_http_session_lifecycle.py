@@ -4,11 +4,13 @@ limit, what ending a session frees, and the app running once at a time."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import anyio
 import pytest
 
+from mcpbind.runtime.session import Session
 from mcpbind.server.server import Server
 from mcpbind.transports.http.events import MemoryEventStore
 from mcpbind.transports.http.server import StreamableHTTPApp
@@ -27,6 +29,10 @@ SESSION_NOT_FOUND = -32001
 SERVER_BUSY = -32000
 
 
+def messages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.name == "mcpbind.http"]
+
+
 async def wait_until_gone(app: StreamableHTTPApp[Server], session_id: str) -> None:
     with anyio.fail_after(5):
         while session_id in app.sessions:
@@ -43,7 +49,10 @@ async def test_session_ids_are_long_random_and_distinct(asgi_server: ServerName)
     assert all(len(session_id) == 32 and set(session_id) <= alphabet for session_id in ids)
 
 
-async def test_a_session_never_initialized_ends_after_the_deadline(asgi_server: ServerName) -> None:
+async def test_a_session_never_initialized_ends_after_the_deadline(
+    asgi_server: ServerName, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcpbind.http")
     # No idle timeout: the initialization deadline alone runs the expiry.
     app = StreamableHTTPApp(make_server(), session_idle_timeout=None, initialization_timeout=0.2)
     async with running(app, asgi_server) as (url, client):
@@ -59,15 +68,23 @@ async def test_a_session_never_initialized_ends_after_the_deadline(asgi_server: 
         assert list(app.sessions) == [ready]
         _, answers = await post(client, url, call(2, "echo", {"text": "still"}), ready)
         assert answers[0]["result"]["content"][0]["text"] == "still"
+    assert f"session {bare} was never initialized: ending it" in messages(caplog)
 
 
-async def test_idle_sessions_expire_without_an_initialization_deadline(asgi_server: ServerName) -> None:
+async def test_idle_sessions_expire_without_an_initialization_deadline(
+    asgi_server: ServerName, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcpbind.http")
     app = StreamableHTTPApp(make_server(), session_idle_timeout=0.2, initialization_timeout=None)
     async with running(app, asgi_server) as (url, client):
         session_id = await open_session(client, url)
         await wait_until_gone(app, session_id)
         response, answers = await post(client, url, call(1, "echo", {"text": "x"}), session_id)
         assert response.status_code == 404 and answers[0]["error"]["code"] == SESSION_NOT_FOUND
+    # The log names the session and when it was last used (the monotonic clock's time).
+    prefix, suffix = f"session {session_id} idle since ", ": ending it"
+    (ended,) = [m for m in messages(caplog) if m.startswith(prefix)]
+    assert ended.endswith(suffix) and 0 < float(ended[len(prefix) : -len(suffix)]) < time.monotonic()
 
 
 async def test_requests_keep_a_session_from_expiring(asgi_server: ServerName) -> None:
@@ -116,6 +133,61 @@ async def test_ending_a_session_forgets_its_events(asgi_server: ServerName) -> N
             while store.session_count:
                 await anyio.sleep(0.02)
         assert len(store) == 0
+
+
+@pytest.mark.parametrize("bound", [{"backlog": 2}, {"max_buffered_bytes": 150}], ids=["messages", "bytes"])
+async def test_a_sessions_backlog_has_the_apps_bounds(asgi_server: ServerName, bound: dict[str, int]) -> None:
+    """What waits for a GET stream is kept up to the app's bounds, the newest first: two
+    list changes here (62 bytes each)."""
+    app = StreamableHTTPApp(make_server(), keepalive_interval=None, **bound)  # type: ignore[arg-type]
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        for ident in range(3):
+            await post(client, url, call(ident, "changed"), session_id)
+        async with helpers.get_stream(client, url, session_id) as stream:
+            for _ in range(2):
+                assert (await stream.next_message())["method"] == "notifications/tools/list_changed"
+            with pytest.raises(TimeoutError):
+                await stream.next_message(timeout=0.3)
+
+
+class SlowToEnd(Server):
+    """A server whose sessions take a second to end (a cleanup of its own), or fail to."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        super().__init__("slow-to-end", "1.0")
+        self.fail = fail
+
+    async def end_session(self, session: Session) -> None:
+        await super().end_session(session)
+        if self.fail:
+            raise RuntimeError("the cleanup failed")
+        await anyio.sleep(1.0)  # the cleanup taking its time (not a synchronisation)
+
+
+async def test_a_session_that_fails_to_close_is_gone_all_the_same(
+    asgi_server: ServerName, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="mcpbind.http")
+    app = StreamableHTTPApp(SlowToEnd(fail=True), json_response=True)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        assert (await client.delete(url, headers=headers(session_id))).status_code == 204
+        assert app.sessions == {}
+    (failed,) = [r for r in caplog.records if r.name == "mcpbind.http" and r.levelno == logging.ERROR]
+    assert failed.getMessage() == f"session {session_id} failed to close"
+    assert failed.exc_info is not None and str(failed.exc_info[1]) == "the cleanup failed"
+
+
+async def test_a_session_closing_as_the_app_stops_finishes_closing(asgi_server: ServerName) -> None:
+    store = MemoryEventStore()
+    app = StreamableHTTPApp(SlowToEnd(), event_store=store, session_idle_timeout=0.2)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        await wait_until_gone(app, session_id)  # it expired: being closed, for a second
+        assert store.session_count == 1
+    # The app stopped meanwhile; the session was closed to the end, its events forgotten.
+    assert store.session_count == 0
 
 
 async def test_a_full_table_asks_to_retry_later(asgi_server: ServerName) -> None:
