@@ -11,7 +11,7 @@ import os
 
 from mutation.groups import BY_NAME, GROUPS
 from mutation.report import write_report
-from mutation.run import collect_group, run_group
+from mutation.run import collect_group, retest_survivors, run_group
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -28,6 +28,12 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="reuse the group's stage in .mutation/ and mutmut's verdicts there (resume a run "
         "that was stopped) instead of starting afresh",
+    )
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="re-test only the mutants the group's last whole run left undetected (after tests were "
+        "added), each in a fresh process; the modules must be unchanged since that run",
     )
     parser.add_argument(
         "--collect",
@@ -52,7 +58,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.nice:
             os.nice(args.nice)
         for group in [BY_NAME[name] for name in args.groups] or list(GROUPS):
-            print(f"mutants: wrote {run_group(group, jobs=args.jobs, keep=args.keep)}")
+            if args.survivors:
+                print(f"mutants: wrote {retest_survivors(group, jobs=args.jobs)}")
+            else:
+                print(f"mutants: wrote {run_group(group, jobs=args.jobs, keep=args.keep)}")
     print(f"mutants: wrote {write_report()}")
 
 

@@ -105,13 +105,13 @@ def change(original: str, mutant: str) -> tuple[int, str]:
     return (first or 0), one_line(removed, added)
 
 
-def survivors(work: Path, staged: str) -> list[str]:
-    """The mutants of a module that survived (its tests passed on them)."""
+def survivors(work: Path, staged: str, status: str = "survived") -> list[str]:
+    """The mutants of a module that survived (its tests passed on them), or had another verdict."""
     meta_path = work / "mutants" / f"{staged}.meta"
     if not meta_path.exists():
         return []
     exit_codes: dict[str, int | None] = json.loads(meta_path.read_text(encoding="utf-8"))["exit_code_by_key"]
-    return [key for key, code in exit_codes.items() if status_of(code) == "survived"]
+    return [key for key, code in exit_codes.items() if status_of(code) == status]
 
 
 def module_results(work: Path, module: str, staged: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from mutation.groups import Group
 from mutation.mutants import module_results, survivors
@@ -144,6 +145,8 @@ def run_group(group: Group, *, jobs: int, keep: bool) -> Path:
     status = run_mutmut(mutmut, work, env, log, jobs=jobs)
     if status == 0:
         status = rerun_survivors(work, modules, mutmut, env, jobs=jobs)
+    if status == 0:
+        status = recheck_timeouts(work, modules, mutmut, env)
     wall = time.monotonic() - clock
     if status != 0:
         tail = log.read_bytes()[-3000:].decode("utf-8", "replace")
@@ -188,6 +191,127 @@ def rerun_survivors(work: Path, modules: list[str], mutmut: Path, env: dict[str,
         return run_mutmut(mutmut, work, env, work / "mutmut-survivors.log", jobs=jobs, names=names)
     finally:
         pyproject.write_text(first_pass, encoding="utf-8")
+
+
+def retest_survivors(group: Group, *, jobs: int) -> Path:
+    """Test again, against the current tests, only the mutants the group's last full run left
+    undetected, each in a fresh process; every other verdict is carried over from that run.
+
+    Adding tests cannot bring a killed mutant back, so after tests are added this gives the same
+    score as a full run, in the time of the survivors alone. It holds only while the mutants are
+    the same: the group's modules must not have changed since the recorded run's revision (a
+    changed module renames and renumbers its mutants), so that is checked first.
+    """
+    previous_path = RESULTS / f"{group.name}.json"
+    if not previous_path.exists():
+        raise SystemExit(f"mutants: {group.name}: no results to re-test; run the whole group first")
+    previous: dict[str, Any] = json.loads(previous_path.read_text(encoding="utf-8"))
+    base = previous.get("full_run", previous)
+    revision = str(base["revision"])
+    modules, missing = resolve_modules(group)
+    changed = modules_changed_since(revision.removesuffix("+dirty"), modules)
+    if revision.endswith("+dirty") or changed or modules != [m["file"] for m in previous["modules"]]:
+        raise SystemExit(
+            f"mutants: {group.name}: its modules differ from the run at {revision} "
+            f"({', '.join(changed) or 'the module list or a dirty tree'}); run the whole group"
+        )
+    names = [item["mutant"] for module in previous["modules"] for item in module["not_detected"]]
+    work = WORK / group.name
+    stage(group, modules, work)
+    mutmut = Path(sys.executable).parent / "mutmut"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    started = datetime.datetime.now(datetime.timezone.utc)
+    clock = time.monotonic()
+    pyproject = work / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8") + 'process_isolation = "forkserver"\n', encoding="utf-8"
+    )
+    print(
+        f"mutants: {group.name}: the {len(names)} mutants left by the run at {revision}, each in a fresh process"
+    )
+    status = (
+        run_mutmut(mutmut, work, env, work / "mutmut-survivors.log", jobs=jobs, names=names) if names else 0
+    )
+    wall = time.monotonic() - clock
+    if status != 0:
+        tail = (work / "mutmut-survivors.log").read_bytes()[-3000:].decode("utf-8", "replace")
+        raise SystemExit(f"mutants: mutmut failed in {work} (exit status {status}):\n{tail}")
+    merged = [
+        carried_over(old, module_results(work, old["file"], staged_path(old["file"])))
+        for old in previous["modules"]
+    ]
+    results = {
+        **{key: value for key, value in previous.items() if key != "full_run"},
+        "revision": git_revision(),
+        "started": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "wall_seconds": round(wall),
+        "jobs": jobs,
+        "tests": list(group.tests),
+        "ignored_tests": [*group.ignore, *group.deselect],
+        "missing_modules": missing,
+        "note": f"the {len(names)} mutants left undetected by the whole run at {revision} re-tested "
+        "against these tests; the other verdicts are that run's",
+        "full_run": {key: base[key] for key in ("revision", "started", "wall_seconds", "jobs")},
+        "modules": merged,
+    }
+    previous_path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return previous_path
+
+
+def carried_over(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A module's verdicts after re-testing its survivors: the old counts less the re-tested
+    mutants' old verdicts plus their new ones (only they have verdicts in ``new``)."""
+    counts = dict(old["counts"])
+    for item in old["not_detected"]:
+        counts[item["status"]] -= 1
+    for status, count in new["counts"].items():
+        if status != "not checked":
+            counts[status] = counts.get(status, 0) + count
+    return {
+        "file": old["file"],
+        "counts": {status: count for status, count in counts.items() if count},
+        "not_detected": new["not_detected"],
+    }
+
+
+def modules_changed_since(revision: str, modules: list[str]) -> list[str]:
+    """The modules whose text differs from ``revision``'s (in the working tree)."""
+    result = subprocess.run(
+        ["git", "diff", "--name-only", revision, "--", *modules], cwd=ROOT, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        return [f"git diff failed: {result.stderr.strip()}"]
+    return result.stdout.split()
+
+
+# How many times its tests' recorded time (plus a second) a mutant may run when timeouts are
+# re-checked (mutmut's own is 15).
+RECHECK_TIMEOUT_MULTIPLIER = 100
+
+
+def recheck_timeouts(work: Path, modules: list[str], mutmut: Path, env: dict[str, str]) -> int:
+    """Run the mutants that timed out once more, one at a time, with a far longer limit.
+
+    mutmut counts a mutant as detected when its tests run over 15 times their recorded wall time
+    (plus a second). A niced run on a machine busy with other work can starve a mutant that
+    changes nothing that long, and the score would count it. One at a time, in a fresh process and
+    with RECHECK_TIMEOUT_MULTIPLIER, such a mutant finishes and gets its true verdict; one that
+    really loops times out again.
+    """
+    names = [name for module in modules for name in survivors(work, staged_path(module), "timeout")]
+    if not names:
+        return 0
+    print(f"mutants: the {len(names)} that timed out again, one at a time, with a longer limit")
+    pyproject = work / "pyproject.toml"
+    before = pyproject.read_text(encoding="utf-8")
+    isolation = "" if "process_isolation" in before else 'process_isolation = "forkserver"\n'
+    pyproject.write_text(
+        before + isolation + f"timeout_multiplier = {RECHECK_TIMEOUT_MULTIPLIER}\n", encoding="utf-8"
+    )
+    try:
+        return run_mutmut(mutmut, work, env, work / "mutmut-timeouts.log", jobs=1, names=names)
+    finally:
+        pyproject.write_text(before, encoding="utf-8")
 
 
 def collect_group(group: Group, *, jobs: int, wall: int, note: str) -> Path:

@@ -19,6 +19,7 @@ __all__ = [
     "ErrorObject",
     "ErrorResponse",
     "Incoming",
+    "JSON_WHITESPACE",
     "Notification",
     "Request",
     "RequestId",
@@ -28,6 +29,9 @@ __all__ = [
 
 
 RequestId = int | str
+
+# The bytes JSON allows between tokens (RFC 8259, section 2).
+JSON_WHITESPACE = b" \t\r\n"
 
 
 class ErrorObject(msgspec.Struct, omit_defaults=True):

@@ -9,11 +9,9 @@ from typing import NamedTuple
 import msgspec
 from msgspec import Raw
 
-from mcpbind.protocol.jsonrpc import RequestId
+from mcpbind.protocol.jsonrpc import JSON_WHITESPACE, RequestId
 
 __all__ = ["SALVAGE_MAX_BYTES", "SalvagedId", "salvage_id"]
-
-_WHITESPACE = b" \t\r\n"
 
 
 class SalvagedId(NamedTuple):
@@ -50,7 +48,7 @@ def salvage_id(data: bytes | bytearray | memoryview | Raw, max_bytes: int = SALV
     float, a boolean, invalid UTF-8 or a lone surrogate inside it) is no id.
     """
     raw = bytes(memoryview(data)[:max_bytes])
-    start = len(raw) - len(raw.lstrip(_WHITESPACE))
+    start = len(raw) - len(raw.lstrip(JSON_WHITESPACE))
     if raw[start : start + 1] != b"{":
         return SalvagedId(None, False)
     ident: RequestId | None = None

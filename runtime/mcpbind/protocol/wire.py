@@ -37,6 +37,7 @@ from mcpbind.protocol.errors import (
     PARSE_ERROR,
 )
 from mcpbind.protocol.jsonrpc import (
+    JSON_WHITESPACE,
     ErrorObject,
     ErrorResponse,
     Incoming,
@@ -116,7 +117,6 @@ class _Envelope(msgspec.Struct, omit_defaults=True):
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 _RAW_ITEMS = msgspec.json.Decoder(list[Raw])
 _PATH = re.compile(r"`\$")
-_WHITESPACE = b" \t\r\n"
 
 
 def _at(prefix: str, exc: msgspec.ValidationError) -> str:
@@ -186,7 +186,7 @@ def _check_utf8(data: bytes | bytearray | memoryview) -> None:
 
 
 def _first_byte(data: bytes | bytearray | memoryview | Raw) -> bytes:
-    return bytes(data).lstrip(_WHITESPACE)[:1]
+    return bytes(data).lstrip(JSON_WHITESPACE)[:1]
 
 
 def _parse_error(
@@ -229,7 +229,6 @@ class Codec:
         batching: bool | None = None,
         deferred: DeferredRequests | None = None,
     ) -> None:
-        self.version: str = methods.PROTOCOL_VERSION
         # ``batching`` overrides the table's: types of one version, batches of another.
         self.batching: bool = methods.BATCHING if batching is None else batching
         self.role = role
