@@ -78,6 +78,8 @@ GROUPS: tuple[Group, ...] = (
             "tests/transports/http/test_http_server_post.py",
             "tests/transports/http/test_http_session_lifecycle.py",
             "tests/transports/http/test_http_sessions_shared_in_process.py",
+            # A session bound to the principal that opened it (its owner, and its id header).
+            "tests/server/auth/test_protected_requests.py::test_a_session_refuses_another_principals_token",
         ),
         # 28 s of the group's 41 s, and every mutant of a function it reaches would rerun it.
         deselect=(

@@ -177,7 +177,8 @@ async def test_duplicate_request_id_in_flight_is_refused(asgi_server: ServerName
             await probe.started.wait()
             response, answers = await post(client, url, call(1, "echo", {"text": "x"}), session_id)
             assert response.status_code == 400
-            assert answers[0]["id"] == 1 and answers[0]["error"]["code"] == -32600
+            assert answers[0]["id"] == 1
+            assert answers[0]["error"] == {"code": -32600, "message": "Request id 1 is already in use"}
             probe.release.set()
         assert results[0].json()["result"]["content"][0]["text"] == "released"
 

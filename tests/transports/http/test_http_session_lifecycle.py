@@ -135,6 +135,15 @@ async def test_ending_a_session_forgets_its_events(asgi_server: ServerName) -> N
         assert len(store) == 0
 
 
+async def test_a_session_declares_what_the_apps_mode_delivers(asgi_server: ServerName) -> None:
+    # No GET stream: nothing unrelated to a request reaches the client, so no list changes.
+    for get_stream, declared in ((False, {}), (True, {"listChanged": True})):
+        app = StreamableHTTPApp(make_server(), json_response=True, get_stream=get_stream)
+        async with running(app, asgi_server) as (url, client):
+            response = await client.post(url, json=initialize(), headers=headers(version=None))
+            assert response.json()["result"]["capabilities"]["tools"] == declared
+
+
 @pytest.mark.parametrize("bound", [{"backlog": 2}, {"max_buffered_bytes": 150}], ids=["messages", "bytes"])
 async def test_a_sessions_backlog_has_the_apps_bounds(asgi_server: ServerName, bound: dict[str, int]) -> None:
     """What waits for a GET stream is kept up to the app's bounds, the newest first: two
