@@ -1,6 +1,7 @@
 """A 2025-era session served by two apps sharing one store, both in this process (a
 :class:`~mcpbind.store.MemoryStore`, so no Redis): the session opened on one is found by the
-other, what the client sends for one copy reaches it through the other, a copy ending with its
+other, each app's streams of it are its own, what the client sends for one copy reaches it through the
+other, a copy ending with its
 app leaves the streams it wrote to the rest, and a session the store cannot record ends."""
 
 from __future__ import annotations
@@ -96,6 +97,23 @@ async def test_a_response_posted_to_the_other_app_reaches_the_waiting_request(
             assert accepted.headers["mcp-session-id"] == session_id
             result = await reader.next_message()
         assert result["id"] == 4 and result["result"]["content"][0]["text"] == "relayed"
+
+
+async def test_each_apps_streams_of_a_session_are_its_own(asgi_server: ServerName) -> None:
+    async with two_apps(asgi_server) as (first, second, _, client):
+        response = await client.post(first, json=initialize(), headers=headers(version=None))
+        session_id = response.headers["mcp-session-id"]
+        (answered,) = sse_events(response.text)
+        accepted = await client.post(first, json=INITIALIZED, headers=headers(session_id))
+        assert accepted.status_code == 202
+        # The second app's first stream of the session is not the first app's first one.
+        response, _ = await post(client, second, call(1, "echo", {"text": "elsewhere"}), session_id)
+        assert response.status_code == 200
+        resume = headers(session_id, last_event_id=answered["id"], accept="text/event-stream")
+        del resume["content-type"]
+        resumed = await client.get(first, headers=resume)
+        assert resumed.status_code == 200
+        assert sse_events(resumed.text) == []  # the initialize stream had said all it had
 
 
 async def test_an_app_stopping_leaves_its_streams_to_the_others(asgi_server: ServerName) -> None:
