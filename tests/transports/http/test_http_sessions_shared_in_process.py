@@ -1,8 +1,8 @@
 """A 2025-era session served by two apps sharing one store, both in this process (a
 :class:`~mcpbind.store.MemoryStore`, so no Redis): the session opened on one is found by the
-other, each app's streams of it are its own, what the client sends for one copy reaches it through the
-other, a copy ending with its
-app leaves the streams it wrote to the rest, and a session the store cannot record ends."""
+other, each app's streams of it are its own, what the client sends for one copy reaches it
+through the other, a copy ending with its app leaves the streams it wrote to the rest, and a
+session the store cannot record ends."""
 
 from __future__ import annotations
 
