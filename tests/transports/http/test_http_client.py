@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Generator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Generator, Mapping
 from typing import Any
 
 import anyio
@@ -15,14 +14,14 @@ import httpx
 import pytest
 
 from mcpbind.client.client import Client
-from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from mcpbind.runtime.session import RequestContext
 from mcpbind.schema import v2025_11_25 as types
 from mcpbind.transports.base import MessageTooLarge
-from mcpbind.transports.http.client import HTTPTransportError, StreamableHTTPTransport, open_streamable_http
+from mcpbind.transports.http.client import HTTPTransportError, open_streamable_http
 from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.http_harness import serve_asgi
+from tests.transports.http.http_client_harness import LIST_CHANGED, TIMEOUT, ListChanges, connect
 from tests.transports.http.http_fake_server import (
     HOLD,
     FakeServer,
@@ -36,23 +35,6 @@ from tests.transports.http.http_fake_server import (
 )
 
 pytestmark = pytest.mark.anyio
-
-TIMEOUT = 10.0
-
-
-@asynccontextmanager
-async def connect(
-    fake: FakeServer, client: Client | None = None, **options: Any
-) -> AsyncIterator[tuple[RemoteServer, StreamableHTTPTransport]]:
-    async with serve_asgi(fake) as base:
-        with anyio.fail_after(TIMEOUT):
-            async with (
-                open_streamable_http(f"{base}/mcp", **options) as transport,
-                (client or Client("tester", "1.0", versions=HANDSHAKE_VERSIONS)).connect(
-                    transport
-                ) as session,
-            ):
-                yield session, transport
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -206,31 +188,16 @@ async def test_a_server_without_sessions_gets_no_session_header_and_no_delete() 
 
 async def test_get_stream_delivers_server_notifications_and_is_resumed() -> None:
     fake = FakeServer()
-    changed = notification("notifications/tools/list_changed")
 
     def get(seen: Seen) -> Sse:
         if seen.headers.get("last-event-id") == "g1":
-            return Sse([event(changed, id="g2"), HOLD])
-        return Sse([event(None, id="g0", retry=50), event(changed, id="g1")])  # then closes
+            return Sse([event(LIST_CHANGED, id="g2"), HOLD])
+        return Sse([event(None, id="g0", retry=50), event(LIST_CHANGED, id="g1")])  # then closes
 
     fake.get_handler = get
-    count = 0
-    twice = anyio.Event()
-
-    async def on_changed(params: Any, ctx: RequestContext) -> None:
-        nonlocal count
-        count += 1
-        if count == 2:
-            twice.set()
-
-    client = Client(
-        "tester",
-        "1.0",
-        notification_handlers={"notifications/tools/list_changed": on_changed},
-        versions=HANDSHAKE_VERSIONS,
-    )
-    async with connect(fake, client, reconnect_delay=30):
-        await twice.wait()
+    changes = ListChanges(times=2)
+    async with connect(fake, changes.client, reconnect_delay=30):
+        await changes.heard.wait()
     gets = fake.requests("GET")
     assert [g.headers.get("last-event-id") for g in gets] == [None, "g1"]
     assert all(g.headers["accept"] == "text/event-stream" for g in gets)

@@ -7,20 +7,19 @@ trio)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 import pytest
 
 from mcpbind.client.client import Client
-from mcpbind.client.remote import RemoteServer
 from mcpbind.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcpbind.schema import v2025_11_25 as types
-from mcpbind.transports.http.client import StreamableHTTPTransport, open_streamable_http
+from mcpbind.transports.http.client import open_streamable_http
 from mcpbind.versions import HANDSHAKE_VERSIONS
 from tests.http_harness import serve_asgi
+from tests.transports.http.http_client_harness import LIST_CHANGED, TIMEOUT, ListChanges, connect
 from tests.transports.http.http_fake_server import (
     HOLD,
     FakeServer,
@@ -34,21 +33,7 @@ from tests.transports.http.http_fake_server import (
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
 PING = b'{"jsonrpc":"2.0","id":9,"method":"ping"}'
-
-
-@asynccontextmanager
-async def connect(
-    fake: FakeServer, **options: Any
-) -> AsyncIterator[tuple[RemoteServer, StreamableHTTPTransport]]:
-    async with serve_asgi(fake) as base:
-        with anyio.fail_after(TIMEOUT):
-            async with (
-                open_streamable_http(f"{base}/mcp", **options) as transport,
-                Client("tester", "1.0", versions=HANDSHAKE_VERSIONS).connect(transport) as session,
-            ):
-                yield session, transport
 
 
 async def connect_fails(fake: FakeServer) -> McpError:
@@ -232,33 +217,20 @@ async def test_a_get_reconnection_refused_with_an_error_status_is_not_retried() 
 async def test_a_get_stream_whose_server_went_away_reconnects_when_it_is_back() -> None:
     fake = FakeServer()
     back = anyio.Event()
-    notified = anyio.Event()
-    note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
     def get(seen: Seen) -> Sse | Status:
         if "last-event-id" not in seen.headers:
             return Sse([event(None, id="g0", retry=10)])
         if not back.is_set():
             return Sse([])  # ends at once: an attempt that counts
-        return Sse([event(note, id="g1"), HOLD])
+        return Sse([event(LIST_CHANGED, id="g1"), HOLD])
 
     fake.get_handler = get
-
-    async def on_changed(params: Any, ctx: Any) -> None:
-        notified.set()
-
-    client = Client(
-        "tester",
-        "1.0",
-        notification_handlers={"notifications/tools/list_changed": on_changed},
-        versions=HANDSHAKE_VERSIONS,
-    )
-    async with serve_asgi(fake) as base, open_streamable_http(f"{base}/mcp", max_reconnects=50) as transport:
-        with anyio.fail_after(TIMEOUT):
-            async with client.connect(transport):
-                await fake.wait_for(lambda s: s.method == "GET" and "last-event-id" in s.headers, count=2)
-                back.set()
-                await notified.wait()
+    changes = ListChanges()
+    async with connect(fake, changes.client, max_reconnects=50):
+        await fake.wait_for(lambda s: s.method == "GET" and "last-event-id" in s.headers, count=2)
+        back.set()
+        await changes.heard.wait()
     resumed = [g for g in fake.requests("GET") if "last-event-id" in g.headers]
     assert all(g.headers["last-event-id"] == "g0" for g in resumed)
     assert 2 <= len(resumed) < 50

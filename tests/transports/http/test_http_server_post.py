@@ -9,6 +9,7 @@ import anyio
 import httpx
 import pytest
 
+from mcpbind.schema.v2025_11_25 import methods
 from mcpbind.transports.http.server import StreamableHTTPApp
 from tests import http_server_helpers as helpers
 from tests.http_harness import ServerName
@@ -34,6 +35,7 @@ backend_and_server, anyio_backend, asgi_server = (
     helpers.anyio_backend,
     helpers.asgi_server,
 )
+SESSION_NOT_FOUND = -32001
 
 
 async def test_json_mode_initialize_list_and_call(asgi_server: ServerName) -> None:
@@ -175,7 +177,8 @@ async def test_duplicate_request_id_in_flight_is_refused(asgi_server: ServerName
             await probe.started.wait()
             response, answers = await post(client, url, call(1, "echo", {"text": "x"}), session_id)
             assert response.status_code == 400
-            assert answers[0]["id"] == 1 and answers[0]["error"]["code"] == -32600
+            assert answers[0]["id"] == 1
+            assert answers[0]["error"] == {"code": -32600, "message": "Request id 1 is already in use"}
             probe.release.set()
         assert results[0].json()["result"]["content"][0]["text"] == "released"
 
@@ -189,3 +192,90 @@ async def test_failed_initialize_leaves_no_session(asgi_server: ServerName) -> N
         assert response.json()["error"]["code"] == -32602
         assert "mcp-session-id" not in response.headers
         assert app.sessions == {}
+
+
+async def test_a_notification_is_accepted_before_its_handler_runs(asgi_server: ServerName) -> None:
+    server = make_server()
+    entered, release, finished = anyio.Event(), anyio.Event(), anyio.Event()
+
+    @server.on_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)
+    async def roots_changed(params: object, ctx: object) -> None:
+        entered.set()
+        await release.wait()
+        finished.set()
+
+    app = StreamableHTTPApp(server)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        note = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+        with anyio.fail_after(5):  # a 202 held back by the handler would never come
+            accepted = await client.post(url, json=note, headers=headers(session_id))
+        assert (accepted.status_code, accepted.content) == (202, b"")
+        assert accepted.headers["mcp-session-id"] == session_id
+        await entered.wait()
+        assert not finished.is_set()
+        release.set()
+        await finished.wait()
+
+
+async def test_a_response_reaches_the_request_waiting_for_it(asgi_server: ServerName) -> None:
+    app = StreamableHTTPApp(make_server())
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        async with client.stream("POST", url, json=call(4, "ask"), headers=headers(session_id)) as response:
+            reader = helpers.EventReader(response)
+            sampling = await reader.next_message()
+            answer = {
+                "jsonrpc": "2.0",
+                "id": sampling["id"],
+                "result": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"},
+            }
+            accepted = await client.post(url, json=answer, headers=headers(session_id))
+            assert (accepted.status_code, accepted.content) == (202, b"")
+            assert accepted.headers["mcp-session-id"] == session_id
+            result = await reader.next_message()
+        assert result["id"] == 4 and result["result"]["content"][0]["text"] == "hello"
+
+
+async def test_a_session_the_server_ended_is_not_found(asgi_server: ServerName) -> None:
+    app = StreamableHTTPApp(make_server(), json_response=True)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        # The host ends it through the server: the app still holds it until it closes it.
+        await app.server.end_session(app.sessions[session_id].session)
+        note = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+        for message in (call(1, "echo", {"text": "x"}), note):
+            response = await client.post(url, json=message, headers=headers(session_id))
+            assert response.status_code == 404
+            assert response.json()["error"] == {"code": SESSION_NOT_FOUND, "message": "Session ended"}
+
+
+async def test_session_ids_refused_say_why(asgi_server: ServerName) -> None:
+    app = StreamableHTTPApp(make_server(), json_response=True)
+    async with running(app, asgi_server) as (url, client):
+        session_id = await open_session(client, url)
+        # An initialize naming a session: refused with the initialize's id (or none, for one
+        # sent as a notification).
+        response = await client.post(url, json=initialize(ident=3), headers=headers(session_id))
+        assert response.status_code == 400 and "mcp-session-id" not in response.headers
+        assert response.json()["id"] == 3
+        assert response.json()["error"] == {
+            "code": -32600,
+            "message": "Bad request: initialize must not carry an Mcp-Session-Id",
+        }
+        note = {"jsonrpc": "2.0", "method": "initialize", "params": initialize()["params"]}
+        response = await client.post(url, json=note, headers=headers(session_id))
+        assert response.status_code == 400 and response.json()["id"] is None
+        assert response.json()["error"]["code"] == -32600
+        # A request naming no session, or one unknown here.
+        body = call(1, "echo", {"text": "x"})
+        response = await client.post(url, json=body, headers=headers())
+        assert response.status_code == 400
+        assert response.json()["error"] == {
+            "code": -32600,
+            "message": "Bad request: missing Mcp-Session-Id header",
+        }
+        response = await client.post(url, json=body, headers=headers("no-such-session"))
+        assert response.status_code == 404
+        assert response.json()["error"] == {"code": SESSION_NOT_FOUND, "message": "Session not found"}
+        assert list(app.sessions) == [session_id]

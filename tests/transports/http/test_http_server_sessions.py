@@ -141,7 +141,11 @@ async def test_without_lifespan_initialize_gets_500_and_run_fixes_it(anyio_backe
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         response = await client.post("/mcp", json=initialize(), headers=headers(version=None))
         assert response.status_code == 500
-        assert "lifespan" in response.json()["error"]["message"]
+        assert response.json()["error"] == {
+            "code": -32603,
+            "message": "The MCP app is not running: serve it with ASGI lifespan enabled, "
+            "or wrap the server in `async with app.run():`",
+        }
         async with app.run():
             assert app.running
             session_id = await open_session(client, "/mcp")
