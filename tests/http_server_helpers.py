@@ -268,6 +268,24 @@ class EventReader:
                     return events
 
 
+async def answer_sampling(
+    client: httpx.AsyncClient, url: str, session_id: str, reader: EventReader, text: str
+) -> dict[str, Any]:
+    """Answer the sampling request that comes next on ``reader`` with ``text``, POSTed to ``url``
+    (checked accepted: 202, no body, the session's header), and return the message that comes
+    after it on ``reader`` (the answer of the call that asked)."""
+    sampling = await reader.next_message()
+    answer = {
+        "jsonrpc": "2.0",
+        "id": sampling["id"],
+        "result": {"role": "assistant", "content": {"type": "text", "text": text}, "model": "m"},
+    }
+    accepted = await client.post(url, json=answer, headers=headers(session_id))
+    assert (accepted.status_code, accepted.content) == (202, b"")
+    assert accepted.headers["mcp-session-id"] == session_id
+    return await reader.next_message()
+
+
 @asynccontextmanager
 async def get_stream(
     client: httpx.AsyncClient, url: str, session_id: str, **extra: str

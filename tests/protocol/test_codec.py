@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import msgspec
 import pytest
@@ -29,6 +28,7 @@ from mcpbind.schema import v2025_06_18 as v0618
 from mcpbind.schema import v2025_11_25 as v1125
 from mcpbind.schema import v2026_07_28 as v0728
 from mcpbind.versions import schema_for
+from tests.protocol.codec_calls import count_two_stage_calls
 
 SERVER = Codec.for_version("2025-06-18", "server")
 CLIENT = Codec.for_version("2025-06-18", "client")
@@ -406,15 +406,7 @@ def test_the_one_pass_is_taken_for_a_well_formed_request_or_notification(
     are for what the one pass leaves to them (a response, an error), which shows that the
     count below would see them."""
     codec = Codec(schema_for("2025-06-18").methods, "server")  # its own: the shared one stays untouched
-    calls: list[str] = []
-    for stage in ("decode", "request_params", "notification_params"):
-        original = getattr(codec, stage)
-
-        def counted(*args: object, _stage: str = stage, _original: Any = original) -> Any:
-            calls.append(_stage)
-            return _original(*args)
-
-        monkeypatch.setattr(codec, stage, counted)
+    calls = count_two_stage_calls(codec, monkeypatch)
     call = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}'
     note = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}'
     for data in (call, memoryview(call), bytearray(call), note, memoryview(note)):

@@ -16,6 +16,7 @@ from mcpbind.protocol.methods import Direction, RequestSpec
 from mcpbind.protocol.wire import Codec, DeferredRequests, TypedNotification, TypedRequest
 from mcpbind.schema import load
 from mcpbind.schema.v2025_11_25 import ElicitRequestFormParams
+from tests.protocol.codec_calls import count_two_stage_calls
 
 NEWER = load("2025-11-25").methods
 BATCHING_VERSION = load("2025-03-26").methods
@@ -114,19 +115,6 @@ def test_messages_read_in_two_stages_are_as_typed_as_the_one_pass() -> None:
     assert (note.params.request_id, note.params.reason) == (9, "late")
 
 
-def _count_two_stage_calls(codec: Codec, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
-    for stage in ("decode", "request_params", "notification_params"):
-        original = getattr(codec, stage)
-
-        def counted(*args: object, _stage: str = stage, _original: Any = original) -> Any:
-            calls.append(_stage)
-            return _original(*args)
-
-        monkeypatch.setattr(codec, stage, counted)
-    return calls
-
-
 def test_the_one_pass_reads_absent_optional_params_and_content_only_the_hook_knows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -134,8 +122,8 @@ def test_the_one_pass_reads_absent_optional_params_and_content_only_the_hook_kno
     a notification whose optional params are absent, and an elicitation request, whose params are
     an untagged union (form or URL) that only the decode hook resolves."""
     server, client = Codec(NEWER, "server"), Codec(NEWER, "client")
-    server_calls = _count_two_stage_calls(server, monkeypatch)
-    client_calls = _count_two_stage_calls(client, monkeypatch)
+    server_calls = count_two_stage_calls(server, monkeypatch)
+    client_calls = count_two_stage_calls(client, monkeypatch)
     assert isinstance(server.decode_typed(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'), TypedRequest)
     assert isinstance(
         server.decode_typed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}'), TypedNotification

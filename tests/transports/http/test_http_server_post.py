@@ -224,16 +224,7 @@ async def test_a_response_reaches_the_request_waiting_for_it(asgi_server: Server
         session_id = await open_session(client, url)
         async with client.stream("POST", url, json=call(4, "ask"), headers=headers(session_id)) as response:
             reader = helpers.EventReader(response)
-            sampling = await reader.next_message()
-            answer = {
-                "jsonrpc": "2.0",
-                "id": sampling["id"],
-                "result": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"},
-            }
-            accepted = await client.post(url, json=answer, headers=headers(session_id))
-            assert (accepted.status_code, accepted.content) == (202, b"")
-            assert accepted.headers["mcp-session-id"] == session_id
-            result = await reader.next_message()
+            result = await helpers.answer_sampling(client, url, session_id, reader, "hello")
         assert result["id"] == 4 and result["result"]["content"][0]["text"] == "hello"
 
 

@@ -85,17 +85,8 @@ async def test_a_response_posted_to_the_other_app_reaches_the_waiting_request(
         session_id = await helpers.open_session(client, first)
         async with client.stream("POST", first, json=call(4, "ask"), headers=headers(session_id)) as response:
             reader = EventReader(response)
-            sampling = await reader.next_message()
-            answer = {
-                "jsonrpc": "2.0",
-                "id": sampling["id"],
-                "result": {"role": "assistant", "content": {"type": "text", "text": "relayed"}, "model": "m"},
-            }
-            # The second app has no request waiting for it: it passes it on, and accepts it.
-            accepted = await client.post(second, json=answer, headers=headers(session_id))
-            assert (accepted.status_code, accepted.content) == (202, b"")
-            assert accepted.headers["mcp-session-id"] == session_id
-            result = await reader.next_message()
+            # The second app has no request waiting for the answer: it passes it on, and accepts it.
+            result = await helpers.answer_sampling(client, second, session_id, reader, "relayed")
         assert result["id"] == 4 and result["result"]["content"][0]["text"] == "relayed"
 
 
